@@ -1,0 +1,3 @@
+from rigidsim.cli.main import entry
+
+entry()

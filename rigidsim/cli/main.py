@@ -1,0 +1,159 @@
+"""The `rigidsim` command line (SPEC.md): run, inspect, options, scenes.
+
+This module only parses arguments, prints and maps errors to exit codes:
+2 for bad input, 1 for a failed simulation, 130 for Ctrl-C. It never shows a
+Python traceback unless RIGIDSIM_DEBUG=1 is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from rigidsim import __version__
+from rigidsim.errors import InputError, RigidsimError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="rigidsim: batched rigid-body simulation with MuJoCo's physics, in Taichi.",
+                  context_settings={"help_option_names": ["-h", "--help"]})
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def _fail(e: BaseException) -> None:
+    if isinstance(e, RigidsimError):
+        kind = "error" if isinstance(e, InputError) else "simulation failed"
+        err.print(Text.assemble((f"rigidsim: {kind}: ", "bold red"), str(e)), soft_wrap=True)
+        raise typer.Exit(e.exit_code)
+    raise e
+
+
+def _version(value: bool):
+    if value:
+        out.print(f"rigidsim {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")):
+    pass
+
+
+@app.command()
+def run(
+    scene: str = typer.Argument(..., help="MJCF (.xml) or URDF (.urdf) file, or the name of a bundled scene."),
+    options: Optional[str] = typer.Option(None, "--options", help="YAML options file (RigidOptions)."),
+    steps: int = typer.Option(1000, "--steps", help="Number of steps."),
+    envs: int = typer.Option(1, "--envs", help="Number of environments B."),
+    out_path: str = typer.Option("trajectory.h5", "--out", help="Output HDF5 file."),
+    keyframe: Optional[str] = typer.Option(None, "--keyframe", help="Start from this MJCF <key> (name or index)."),
+    ctrl: Optional[str] = typer.Option(None, "--ctrl", help=".npy controls: [nu], [N, nu] or [N, B, nu]."),
+    record: Optional[str] = typer.Option(None, "--record", help="Comma list of qpos,qvel,qacc,xpos,xquat,ctrl,contacts "
+                                         "(default qpos,qvel,xpos,xquat,contacts)."),
+    every: int = typer.Option(1, "--every", help="Record every K-th step (frame 0 is the initial state)."),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="Override one option: KEY=VALUE (repeatable)."),
+    precision: Optional[int] = typer.Option(None, "--precision", help="32 or 64 (default 64 on CPU, 32 on GPU)."),
+    backend: str = typer.Option("cpu", "--backend", help="cpu, gpu or auto."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the file)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+):
+    """Simulate SCENE for --steps steps in --envs environments and write the trajectory to --out."""
+    from rigidsim.runner import RunArgs, run as do_run
+
+    args = RunArgs(scene=scene, options=options, steps=steps, envs=envs, out=out_path, keyframe=keyframe,
+                   ctrl=ctrl, record=record, every=every, sets=sets or (), precision=precision, backend=backend,
+                   seed=seed, quiet=quiet)
+    show = (not quiet) and err.is_terminal
+    try:
+        if show:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
+                          TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("simulating", total=max(steps, 1), rate="")
+
+                def progress(done: int, total: int, seconds: float) -> None:
+                    rate = f"{done * envs / seconds:,.0f} env-steps/s" if seconds > 0 and done else ""
+                    bar.update(task, completed=done, rate=rate)
+
+                res = do_run(args, progress)
+        else:
+            res = do_run(args)
+    except KeyboardInterrupt:
+        err.print("rigidsim: interrupted")
+        raise typer.Exit(130)
+    except RigidsimError as e:
+        _fail(e)
+    if res.message:
+        err.print(Text(f"rigidsim: {res.message}"), soft_wrap=True)
+        raise typer.Exit(130)
+    if not quiet:
+        rate = res.steps_done * envs / res.seconds if res.seconds > 0 else 0.0
+        err.print(f"wrote {res.out}: {res.frames} frames, {steps} steps x {envs} envs "
+                  f"in {res.seconds:.2f} s ({rate:,.0f} env-steps/s)")
+
+
+@app.command()
+def inspect(
+    scene: str = typer.Argument(..., help="MJCF or URDF file, or a bundled scene name."),
+    options: Optional[str] = typer.Option(None, "--options", help="YAML options file."),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="Override one option: KEY=VALUE."),
+):
+    """Summarize a scene: bodies, joints, dofs, geoms, actuators, constraints, options in force."""
+    from rigidsim.cli.report import inspect_tables
+
+    try:
+        for t in inspect_tables(scene, options, sets or ()):
+            out.print(t)
+    except RigidsimError as e:
+        _fail(e)
+
+
+@app.command("options")
+def options_cmd(cfg: Optional[str] = typer.Argument(None, help="An options file to validate and show.")):
+    """Print every option with its default and meaning; with CFG, validate it and show its values."""
+    from rigidsim.cli.report import options_table
+
+    try:
+        out.print(options_table(cfg))
+    except RigidsimError as e:
+        _fail(e)
+    if cfg:
+        err.print(f"{cfg}: valid")
+
+
+@app.command()
+def scenes():
+    """List the bundled scenes (run one with `rigidsim run NAME`)."""
+    from rigidsim.cli.report import scenes_table
+
+    out.print(scenes_table())
+
+
+def entry() -> None:
+    """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        err.print("rigidsim: interrupted")
+        sys.exit(130)
+    except RigidsimError as e:
+        err.print(f"rigidsim: error: {e}", markup=False)
+        sys.exit(e.exit_code)
+    except Exception as e:  # an internal error: say so plainly
+        if os.environ.get("RIGIDSIM_DEBUG"):
+            raise
+        err.print(f"rigidsim: internal error: {type(e).__name__}: {e}. Please report it "
+                  f"(set RIGIDSIM_DEBUG=1 for the traceback).", markup=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    entry()

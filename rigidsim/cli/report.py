@@ -1,0 +1,92 @@
+"""Rich tables for `rigidsim inspect`, `rigidsim options` and `rigidsim scenes`."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+from rich.table import Table
+
+from rigidsim import options as opts
+from rigidsim.bundled import describe, scene_files
+from rigidsim.loaders import load_scene
+from rigidsim.loaders import model as M
+
+_JNT = {M.JNT_FREE: "free", M.JNT_BALL: "ball", M.JNT_SLIDE: "slide", M.JNT_HINGE: "hinge"}
+_GEOM = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sphere", M.GEOM_CAPSULE: "capsule",
+         M.GEOM_ELLIPSOID: "ellipsoid", M.GEOM_CYLINDER: "cylinder", M.GEOM_BOX: "box", M.GEOM_MESH: "mesh"}
+_EQ = {M.EQ_CONNECT: "connect", M.EQ_WELD: "weld", M.EQ_JOINT: "joint", M.EQ_TENDON: "tendon"}
+
+
+def _count_by(codes, names) -> str:
+    if len(codes) == 0:
+        return "0"
+    vals, counts = np.unique(np.asarray(codes), return_counts=True)
+    parts = ", ".join(f"{c} {names.get(int(v), str(int(v)))}" for v, c in zip(vals, counts))
+    return f"{len(codes)} ({parts})"
+
+
+def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str]) -> List[Table]:
+    m = load_scene(scene)
+    file_opts = opts.load_yaml(options_file) if options_file else {}
+    r = opts.resolve(m, file_opts, opts.parse_set(sets))
+    from rigidsim.runner import collidable_pairs, unsupported
+
+    t = Table(title=f"{scene}", show_header=True)
+    t.add_column("element")
+    t.add_column("count", justify="left")
+    t.add_row("bodies", f"{m.nbody} (world included), {int(m.nmocap)} mocap")
+    t.add_row("joints", _count_by(m.jnt_type, _JNT))
+    t.add_row("dofs (nv) / qpos (nq)", f"{m.nv} / {m.nq}")
+    t.add_row("geoms", _count_by(m.geom_type, _GEOM))
+    t.add_row("sites", str(m.nsite))
+    t.add_row("actuators (nu) / activations (na)", f"{m.nu} / {m.na}")
+    t.add_row("equality constraints", _count_by(m.eq_type, _EQ))
+    t.add_row("limited joints", str(int(np.count_nonzero(m.jnt_limited))))
+    t.add_row("dofs with friction loss", str(int(np.count_nonzero(m.dof_frictionloss > 0))))
+    t.add_row("tendons", str(m.ntendon))
+    t.add_row("collidable geom pairs", str(collidable_pairs(m, r)))
+    t.add_row("keyframes", ", ".join(n or f"#{i}" for i, n in enumerate(m.names["key"])) or "0")
+    t.add_row("total mass (kg)", f"{float(m.body_mass.sum()):.6g}")
+    missing = unsupported(m, r)
+    t.add_row("not supported yet", "; ".join(missing) if missing else "nothing: this scene runs")
+
+    o = Table(title="options in force", show_header=True)
+    o.add_column("option")
+    o.add_column("value")
+    o.add_column("from")
+    scene_set = opts.scene_options(m)
+    for k in opts.SPECS:
+        src = ("--set" if k in dict(opts.parse_set(sets)) else "options file" if k in file_opts
+               else "scene <option>" if k in scene_set else "default")
+        o.add_row(k, opts._fmt(r[k]), src)
+    return [t, o]
+
+
+def options_table(cfg: Optional[str]) -> Table:
+    values = opts.load_yaml(cfg) if cfg else {}
+    t = Table(title="RigidOptions" + (f" ({cfg})" if cfg else ""), show_lines=False)
+    t.add_column("option", no_wrap=True)
+    t.add_column("type")
+    t.add_column("default")
+    if cfg:
+        t.add_column("in file")
+    t.add_column("meaning")
+    for k, s in opts.SPECS.items():
+        kind = " | ".join(s.choices) if s.kind == "enum" else s.kind
+        row = [k, kind + (" | null" if s.nullable else ""), opts._fmt(s.default)]
+        if cfg:
+            row.append(opts._fmt(values[k]) if k in values else "")
+        row.append(s.help)
+        t.add_row(*row)
+    return t
+
+
+def scenes_table() -> Table:
+    t = Table(title="bundled scenes (rigidsim run NAME)")
+    t.add_column("name", no_wrap=True)
+    t.add_column("description")
+    for p in scene_files():
+        name, desc = describe(p)
+        t.add_row(name, desc)
+    return t

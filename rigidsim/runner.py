@@ -1,0 +1,285 @@
+"""`rigidsim run`: loader -> Model -> options -> engine -> streaming trajectory writer.
+
+The command line only parses arguments and calls `run`; everything a run
+checks before the first step (scene, options, keyframe, controls, features
+not built yet) fails with an InputError before any output file is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from rigidsim import options as opts
+from rigidsim.errors import InputError, SimulationError
+from rigidsim.loaders import load_scene
+from rigidsim.loaders import model as M
+from rigidsim.trajectory import DEFAULT_RECORD, RECORDABLE, TrajectoryWriter
+
+
+@dataclasses.dataclass
+class RunArgs:
+    scene: str
+    options: Optional[str] = None
+    steps: int = 1000
+    envs: int = 1
+    out: str = "trajectory.h5"
+    keyframe: Optional[str] = None
+    ctrl: Optional[str] = None
+    record: Optional[str] = None
+    every: int = 1
+    sets: Sequence[str] = ()
+    precision: Optional[int] = None
+    backend: str = "cpu"
+    seed: int = 0
+    quiet: bool = False
+
+
+@dataclasses.dataclass
+class RunResult:
+    out: Path
+    frames: int
+    steps_done: int
+    complete: bool
+    seconds: float
+    message: str = ""
+
+
+def parse_record(text: Optional[str]) -> tuple:
+    if text is None:
+        return DEFAULT_RECORD
+    fields = [t.strip() for t in text.split(",") if t.strip()]
+    for f in fields:
+        if f not in RECORDABLE:
+            import difflib
+
+            close = difflib.get_close_matches(f, RECORDABLE, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise InputError(f"cannot record '{f}'.{hint} Recordable fields: {','.join(RECORDABLE)}.", where="--record")
+    if not fields:
+        raise InputError("--record needs at least one field", where="--record")
+    return tuple(dict.fromkeys(fields))
+
+
+def resolve_backend(backend: str) -> str:
+    b = backend.lower()
+    if b not in ("cpu", "gpu", "auto"):
+        raise InputError(f"--backend must be cpu, gpu or auto, got '{backend}'", where="--backend")
+    if b == "cpu":
+        return "cpu"
+    from rigidsim.engine import runtime
+
+    has_gpu = runtime.cuda_available()
+    if b == "gpu" and not has_gpu:
+        raise InputError("--backend gpu was asked for, but no CUDA GPU is available on this machine; use --backend cpu",
+                         where="--backend")
+    return "gpu" if has_gpu else "cpu"
+
+
+def collidable_pairs(model: M.Model, r: Dict[str, Any]) -> int:
+    """How many geom pairs could ever produce a contact (MuJoCo's static filters)."""
+    n = model.ngeom
+    if n < 2:
+        return model.npair
+    body = model.geom_bodyid
+    weld = model.body_weldid[body]
+    parent_weld = model.body_weldid[model.body_parentid[model.body_weldid]]  # per body: weld of its weld's parent
+    ct, ca = model.geom_contype, model.geom_conaffinity
+    i, j = np.triu_indices(n, 1)
+    ok = weld[i] != weld[j]
+    ok &= ~((weld[i] == 0) & (weld[j] == 0))
+    ok &= ((ct[i] & ca[j]) | (ct[j] & ca[i])) != 0
+    if not r["enable_adjacent_collision"]:
+        wi, wj = weld[i], weld[j]
+        adjacent = (wi != 0) & (wj != 0) & ((parent_weld[wi] == wj) | (parent_weld[wj] == wi))
+        ok &= ~adjacent
+    if not r["enable_self_collision"]:
+        root = model.body_rootid[body]
+        ok &= ~((root[i] == root[j]) & (root[i] != 0))
+    if model.nexclude:
+        b1, b2 = np.minimum(body[i], body[j]), np.maximum(body[i], body[j])
+        ok &= ~np.isin((b1.astype(np.int64) << 16) + b2, model.exclude_signature.astype(np.int64))
+    return int(ok.sum()) + int(model.npair)
+
+
+def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
+    """Features this scene and these options would need that are not built yet."""
+    out = []
+    flags = model.opt.disableflags
+    if not r["disable_constraint"]:
+        if model.neq and not (flags & M.DSBL_EQUALITY) and model.eq_active0.any():
+            out.append(f"equality constraints ({model.neq} in the scene)")
+        if not (flags & M.DSBL_FRICTIONLOSS) and ((model.dof_frictionloss > 0).any() or (model.tendon_frictionloss > 0).any()):
+            out.append("joint/tendon friction loss")
+        if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
+            lim = [model.names["jnt"][k] or f"#{k}" for k in np.flatnonzero(model.jnt_limited)[:3]]
+            out.append("joint limits" + (f" (joints {', '.join(lim)}...)" if lim else ""))
+        if r["enable_collision"]:
+            npairs = collidable_pairs(model, r)
+            if npairs:
+                out.append(f"contacts ({npairs} geom pairs can collide)")
+    if r["use_hibernation"]:
+        out.append("use_hibernation")
+    if r["integrator"] == "implicit":
+        out.append("integrator implicit (use implicitfast)")
+    if model.opt.density > 0 or model.opt.viscosity > 0:
+        out.append("fluid forces (<option density/viscosity>)")
+    return out
+
+
+def check_supported(model: M.Model, r: Dict[str, Any]) -> None:
+    missing = unsupported(model, r)
+    if missing:
+        cons = any(m.startswith(("equality", "joint", "contacts")) for m in missing)
+        hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
+                "run with --set disable_constraint=true (or enable_collision=false / enable_joint_limit=false).") if cons else ""
+        raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)
+
+
+def initial_state(model: M.Model, keyframe: Optional[str]) -> Dict[str, np.ndarray]:
+    if keyframe is None:
+        return {}
+    names = model.names.get("key", [])
+    if keyframe in names:
+        k = names.index(keyframe)
+    elif keyframe.isdigit() and int(keyframe) < model.nkey:
+        k = int(keyframe)
+    else:
+        import difflib
+
+        close = difflib.get_close_matches(keyframe, [n for n in names if n], n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        avail = ", ".join(n or f"#{i}" for i, n in enumerate(names)) or "none"
+        raise InputError(f"no keyframe '{keyframe}' in the scene.{hint} Keyframes: {avail}.", where="--keyframe")
+    st = dict(qpos=model.key_qpos[k], qvel=model.key_qvel[k], act=model.key_act[k], ctrl=model.key_ctrl[k])
+    if model.nmocap:
+        st.update(mocap_pos=model.key_mpos[k], mocap_quat=model.key_mquat[k])
+    return st
+
+
+def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
+    """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu]."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"control file not found: {p}", where="--ctrl")
+    try:
+        a = np.load(p, allow_pickle=False)
+    except Exception as e:  # numpy raises ValueError/OSError/UnpicklingError for bad files
+        raise InputError(f"cannot read {p} as a .npy array: {e}", where="--ctrl") from None
+    if not np.issubdtype(a.dtype, np.number):
+        raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
+    a = a.astype(np.float64)
+    if a.ndim == 1:
+        a = a[None, None, :]
+    elif a.ndim == 2:
+        a = a[:, None, :]
+    elif a.ndim != 3:
+        raise InputError(f"{p} has shape {a.shape}, expected [nu], [N, nu] or [N, B, nu] with nu={nu}", where="--ctrl")
+    if a.shape[-1] != nu:
+        raise InputError(f"{p} has shape {a.shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
+    if a.ndim == 3 and a.shape[1] not in (1, envs):
+        raise InputError(f"{p} has shape {a.shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
+    if np.ndim(np.load(p, mmap_mode="r")) >= 2 and a.shape[0] < steps:
+        raise InputError(f"{p} has {a.shape[0]} rows of controls, fewer than --steps {steps}", where="--ctrl")
+    if not np.isfinite(a).all():
+        raise InputError(f"{p} contains NaN or infinite controls", where="--ctrl")
+    return np.ascontiguousarray(a[: max(steps, 1)] if a.shape[0] > 1 else a)
+
+
+class _Interrupt:
+    """Turns SIGINT into a flag checked between frames, so the file is closed cleanly."""
+
+    def __init__(self):
+        self.hit = False
+        self._old = None
+
+    def __enter__(self):
+        try:
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread
+            self._old = None
+        return self
+
+    def _handler(self, signum, frame):
+        if self.hit:  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        self.hit = True
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        return False
+
+
+def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
+    # -- validate everything before touching the output ---------------------
+    if a.steps < 0:
+        raise InputError(f"--steps must be 0 or more, got {a.steps}", where="--steps")
+    if a.envs < 1:
+        raise InputError(f"--envs must be at least 1, got {a.envs}", where="--envs")
+    if a.every < 1:
+        raise InputError(f"--every must be at least 1, got {a.every}", where="--every")
+    record = parse_record(a.record)
+    backend = resolve_backend(a.backend)
+    precision = a.precision if a.precision is not None else (64 if backend == "cpu" else 32)
+    if precision not in (32, 64):
+        raise InputError(f"--precision must be 32 or 64, got {precision}", where="--precision")
+    out = Path(a.out)
+    if out.is_dir():
+        raise InputError(f"--out {out} is a directory, expected a file path", where="--out")
+    if not out.parent.exists():
+        raise InputError(f"the folder of --out {out} does not exist", where="--out")
+    model = load_scene(a.scene)
+    file_opts = opts.load_yaml(a.options) if a.options else {}
+    set_opts = opts.parse_set(a.sets)
+    resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
+    check_supported(model, resolved)
+    model = opts.apply(model, resolved)
+    state = initial_state(model, a.keyframe)
+    ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
+    if ctrl is not None and "ctrl" in state:
+        state.pop("ctrl")
+    if ctrl is not None:
+        state["ctrl"] = ctrl[0]
+
+    from rigidsim.engine.simulator import Simulator
+
+    t0 = time.perf_counter()
+    sim = Simulator(model, a.envs, precision=precision, backend=backend)
+    sim.reset(**{k: np.asarray(v) for k, v in state.items()})
+
+    writer = TrajectoryWriter(
+        out, model, scene=a.scene if Path(a.scene).exists() else model.source, options_yaml=opts.to_yaml(resolved),
+        dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
+        float_dtype=np.float64 if precision == 64 else np.float32,
+        extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
+    frames, complete, message = 0, False, ""
+    try:
+        with _Interrupt() as intr:
+            for frame in sim.rollout(a.steps, every=a.every, ctrl=ctrl):
+                writer.add_frame(frame)
+                frames += 1
+                if progress is not None:
+                    progress(min(frames - 1, a.steps // a.every) * a.every, a.steps, time.perf_counter() - t0)
+                if intr.hit:
+                    message = (f"interrupted after step {(frames - 1) * a.every}: wrote {frames} frames to {out} "
+                               f"(complete=false)")
+                    break
+            else:
+                complete = True
+    except SimulationError as e:
+        writer.close(False)
+        raise SimulationError(f"{e} Wrote the {frames} frames before it to {out} (complete=false).",
+                              step=e.step, env=e.env) from None
+    except BaseException:
+        writer.close(False)
+        raise
+    writer.close(complete)
+    return RunResult(out=out, frames=frames, steps_done=(frames - 1) * a.every if frames else 0,
+                     complete=complete, seconds=time.perf_counter() - t0, message=message)

@@ -1,0 +1,36 @@
+"""Run the real `rigidsim` command line in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("RIGIDSIM_DEBUG", None)
+    env["COLUMNS"] = "200"
+    return env
+
+
+def cli_cmd(*args: str) -> list:
+    return [sys.executable, "-m", "rigidsim", *map(str, args)]
+
+
+def rigidsim(*args, cwd=None, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(cli_cmd(*args), cwd=cwd, env=cli_env(), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def assert_clean_error(p: subprocess.CompletedProcess, code: int = 2) -> str:
+    """The process failed with `code`, said why, and printed no traceback."""
+    text = p.stdout + p.stderr
+    assert p.returncode == code, f"exit {p.returncode}, expected {code}:\n{text}"
+    assert "Traceback" not in text, text
+    assert "rigidsim:" in p.stderr, text
+    return text
