@@ -67,15 +67,30 @@ def parse_record(text: Optional[str]) -> tuple:
     return tuple(dict.fromkeys(fields))
 
 
+def cuda_available() -> bool:
+    """Whether a CUDA driver with at least one device is present (asked of libcuda, without Taichi)."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        count = ctypes.c_int(0)
+        try:
+            return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+        except AttributeError:
+            return False
+    return False
+
+
 def resolve_backend(backend: str) -> str:
     b = backend.lower()
     if b not in ("cpu", "gpu", "auto"):
         raise InputError(f"--backend must be cpu, gpu or auto, got '{backend}'", where="--backend")
     if b == "cpu":
         return "cpu"
-    from rigidsim.engine import runtime
-
-    has_gpu = runtime.cuda_available()
+    has_gpu = cuda_available()
     if b == "gpu" and not has_gpu:
         raise InputError("--backend gpu was asked for, but no CUDA GPU is available on this machine; use --backend cpu",
                          where="--backend")
