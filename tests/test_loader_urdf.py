@@ -339,6 +339,19 @@ def test_undefined_link(tmp_path):
      '</geometry></collision></link><joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>'
      f'<link name="c">{I1}</link><joint name="f" type="fixed"><parent link="b"/><child link="c"/></joint>',
      ["mesh", "'b'", "<inertial>"]),
+    # MuJoCo checks each link's inertia before fusing it: a bad one is refused even inside a fused group
+    (f'<link name="a">{I1}</link><link name="c">{I1}</link><link name="b"><inertial><mass value="1"/>'
+     '<inertia ixx="1" iyy="2" izz="3.001" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+     '<joint name="j" type="revolute"><parent link="a"/><child link="c"/></joint>'
+     '<joint name="k" type="fixed"><parent link="c"/><child link="b"/></joint>', ["'b'", "A + B >= C"]),
+    (f'<link name="a">{I1}</link><link name="b"><inertial><mass value="1"/>'
+     '<inertia ixx="0" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+     '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>', ["'b'", "positive definite"]),
+    (f'<link name="a"><inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+     '</inertial></link>', ["'a'", "negative mass"]),
+    (f'<link name="a">{I1}</link><link name="b">{I1}</link><joint name="j" type="spherical"><parent link="a"/>'
+     '<child link="b"/><limit lower="-0.5" upper="1"/></joint>', ["'j'", "lower must be 0"]),
+    (f'<mujoco><compiler autolimits="false"/></mujoco><link name="a">{I1}</link>', ["autolimits"]),
 ])
 def test_refusals(tmp_path, body, needles):
     _refused(tmp_path, body, *needles)

@@ -267,7 +267,10 @@ class _Translator:
     # ---- the <mujoco> extension
 
     def mujoco_ext(self, el):
-        for sec in self.children(el, ("compiler", "option", "size")):
+        secs = self.children(el, ("compiler", "option", "size"))
+        for k, sec in enumerate(secs):
+            if any(o.tag == sec.tag for o in secs[:k]):
+                raise self.err(f"the URDF's <mujoco> element has more than one <{sec.tag}>", sec)
             if sec.tag == "compiler":
                 for a in sec.attrib:
                     if a not in _COMPILER_ATTRS:
@@ -319,6 +322,18 @@ class _Translator:
         vals = [self.floats(ie, a, 1, required=True) for a in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")]
         ixx, iyy, izz, ixy, ixz, iyz = vals
         full = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        link = el.getparent().get("name")
+        if mass < 0:
+            raise self.err(f"link '{link}' has a negative mass ({mass})", el)
+        if np.any(full) and self.inertiafromgeom != "true":
+            # MuJoCo checks each link before fusing it, so a fused link's bad inertia is refused too
+            lam = np.linalg.eigvalsh(full)
+            if lam[0] < MINVAL:
+                raise self.err(f"the inertia of link '{link}' is not positive definite (principal moments "
+                               f"{_fmt(lam)}); MuJoCo refuses it", ie)
+            if lam[0] + lam[1] < lam[2] * (1 - 1e-12):
+                raise self.err(f"the inertia of link '{link}' is not physical: its principal moments "
+                               f"{_fmt(lam)} break A + B >= C; MuJoCo refuses it", ie)
         r = _quat_mat(pose.quat)
         return mass, pose.pos, r @ full @ r.T  # all zeros -> a point mass, as MuJoCo reads it
 
@@ -435,6 +450,9 @@ class _Translator:
             j.upper = self.floats(lim, "upper", 1)
             self.floats(lim, "velocity", 1)  # checked, no MuJoCo counterpart
             j.effort = abs(self.floats(lim, "effort", 1, 0.0))
+            if jtype == "spherical" and j.lower not in (None, 0.0):
+                raise self.err(f"spherical joint '{name}': MuJoCo's ball joint limit is a cone angle, so lower "
+                               f"must be 0 (it is {j.lower})", lim)
         dyn = self.one(el, "dynamics")
         if dyn is not None:
             j.damping = self.floats(dyn, "damping", 1, 0.0)
@@ -649,13 +667,6 @@ class _Translator:
         else:
             el.set("fullinertia", _fmt([inert[0, 0], inert[1, 1], inert[2, 2], inert[0, 1], inert[0, 2],
                                         inert[1, 2]]))
-        # the <inertial> element must precede nothing in particular, but keep it first for readability
-        b.remove(el)
-        first = 0
-        for i, c in enumerate(b):
-            if c.tag == "joint":
-                first = i + 1
-        b.insert(first, el)
 
     def geom_el(self, b, g: _Geom, pose: _Pose):
         e = etree.SubElement(b, "geom", type=g.kind, pos=_fmt(pose.pos), quat=_fmt(pose.quat))
