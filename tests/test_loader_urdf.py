@@ -362,3 +362,67 @@ def test_not_a_robot(tmp_path):
     p.write_text("<mujoco/>")
     with pytest.raises(InputError, match="<robot>"):
         load_urdf(p)
+
+
+# ----------------------------------------------------------------------------- random robots
+
+def _random_urdf(seed: int) -> str:
+    """A random tree of links: every joint type, fixed links to fuse, links with and without
+    <inertial> (rotated, off-centre), primitive collision geoms, limits, dynamics and a mimic."""
+    rng = np.random.default_rng(seed)
+    f = lambda *v: " ".join(f"{x:.6g}" for x in v)
+    n = int(rng.integers(4, 10))
+    links, joints, one_dof = [], [], []
+    for i in range(n):
+        parts = []
+        has_inertial = i == 0 or rng.random() < 0.7
+        if has_inertial:
+            a, b, c = rng.uniform(0.05, 0.3, 3)
+            m = rng.uniform(0.2, 3.0)
+            d = m / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+            q = rng.normal(size=4)
+            q /= np.linalg.norm(q)
+            r = np.zeros(9)
+            mujoco.mju_quat2Mat(r, q)
+            r = r.reshape(3, 3)
+            full = r @ np.diag(d) @ r.T  # a rotated tensor: exercises the off-diagonal terms
+            parts.append(f'<inertial><origin xyz="{f(*rng.normal(scale=0.05, size=3))}" '
+                         f'rpy="{f(*rng.uniform(-1, 1, 3))}"/><mass value="{m:.6g}"/>'
+                         f'<inertia ixx="{full[0, 0]:.9g}" iyy="{full[1, 1]:.9g}" izz="{full[2, 2]:.9g}" '
+                         f'ixy="{full[0, 1]:.9g}" ixz="{full[0, 2]:.9g}" iyz="{full[1, 2]:.9g}"/></inertial>')
+        for _ in range(int(rng.integers(0 if has_inertial else 1, 3))):
+            kind = rng.choice(["box", "sphere", "cylinder", "capsule"])
+            s = rng.uniform(0.02, 0.1, 3)
+            shape = {"box": f'<box size="{f(*s)}"/>', "sphere": f'<sphere radius="{s[0]:.6g}"/>',
+                     "cylinder": f'<cylinder radius="{s[0]:.6g}" length="{s[1]:.6g}"/>',
+                     "capsule": f'<capsule radius="{s[0]:.6g}" length="{s[1]:.6g}"/>'}[kind]
+            parts.append(f'<collision><origin xyz="{f(*rng.normal(scale=0.05, size=3))}" '
+                         f'rpy="{f(*rng.uniform(-2, 2, 3))}"/><geometry>{shape}</geometry></collision>')
+        links.append(f'<link name="L{i}">{"".join(parts)}</link>')
+        if i == 0:
+            continue
+        jt = rng.choice(["revolute", "continuous", "prismatic", "fixed", "fixed", "spherical", "planar"])
+        extra = f'<axis xyz="{f(*rng.normal(size=3))}"/>'
+        if jt in ("revolute", "prismatic") and rng.random() < 0.7:
+            lo = rng.uniform(-2, 0)
+            extra += f'<limit lower="{lo:.6g}" upper="{lo + rng.uniform(0.1, 3):.6g}" effort="{rng.uniform(1, 50):.6g}" velocity="1"/>'
+        if jt != "fixed" and rng.random() < 0.5:
+            extra += f'<dynamics damping="{rng.uniform(0, 1):.6g}" friction="{rng.uniform(0, 0.5):.6g}"/>'
+        if jt in ("revolute", "continuous", "prismatic"):
+            if one_dof and rng.random() < 0.3:
+                extra += f'<mimic joint="{rng.choice(one_dof)}" multiplier="{rng.uniform(-2, 2):.6g}" offset="0.1"/>'
+            one_dof.append(f"J{i}")
+        joints.append(f'<joint name="J{i}" type="{jt}"><parent link="L{int(rng.integers(0, i))}"/>'
+                      f'<child link="L{i}"/><origin xyz="{f(*rng.normal(scale=0.2, size=3))}" '
+                      f'rpy="{f(*rng.uniform(-3, 3, 3))}"/>{extra}</joint>')
+    return f'<robot name="random{seed}">\n' + "\n".join(links + joints) + "\n</robot>\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_robot_translation_matches_mujoco(tmp_path, seed):
+    p = tmp_path / f"random{seed}.urdf"
+    p.write_text(_random_urdf(seed))
+    ref = mujoco.MjModel.from_xml_path(str(p))
+    if ref.nv == 0:
+        pytest.skip("every joint fixed: nothing moves")
+    _assert_translation_faithful(p)
