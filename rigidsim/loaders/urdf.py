@@ -545,14 +545,11 @@ class _Translator:
                 raise self.err(f"link '{ln.name}' is part of a cycle of joints; URDF links must form a tree", ln.el)
         return self.emit(roots)
 
-    def is_static(self, ln: _Link) -> bool:
-        return ln.parent_joint is None or ln.parent_joint.type == "fixed"
-
     def emit(self, roots: List[_Link]):
         mj = etree.Element("mujoco", model=self.root.get("name", ""))
         mj.sourceline = self.root.sourceline
         etree.SubElement(mj, "compiler", angle="radian", autolimits="true", fusestatic="false",
-                                discardvisual="false", inertiafromgeom=self.inertiafromgeom)
+                         discardvisual="false", inertiafromgeom=self.inertiafromgeom)
         for o in self.option_els:
             mj.append(_copy(o))
         if self.mesh_order:
@@ -564,9 +561,7 @@ class _Translator:
         world = etree.SubElement(mj, "worldbody")
         eqs: List[_Joint] = []
         for r in roots:
-            if r.name == "world":
-                self.fill(world, r, _Pose(), eqs)
-            elif self.fusestatic:
+            if r.name == "world" or self.fusestatic:
                 self.fill(world, r, _Pose(), eqs)  # a root has no joint: fused into the world
             else:
                 self.body(world, r, _Pose(), eqs)
@@ -631,6 +626,8 @@ class _Translator:
 
     def inertial_el(self, b, members: List[Tuple[_Link, _Pose]]):
         own = [(self.link_inertia(ln), ln, where) for ln, where in members]
+        # fused links of no mass add nothing (MuJoCo fuses only bodies with mass)
+        own = [(x, ln, w) for k, (x, ln, w) in enumerate(own) if k == 0 or x is None or x[0] >= MINVAL]
         if all(x is None for x, _, _ in own):
             return  # every member takes its inertia from geoms: the compiler does it for the body
         parts = []
