@@ -255,6 +255,19 @@ def test_load_urdf_end_to_end(name):
     _model_fields_agree(ours, ref, name)
 
 
+def test_compile_errors_point_at_the_urdf(tmp_path):
+    """A moving link without mass: MuJoCo refuses it, and so do we, naming the URDF line of the link."""
+    pytest.importorskip("rigidsim.loaders.mjcf")
+    body = f'<link name="a">{I1}</link>\n<link name="massless"/>\n' \
+           '<joint name="j" type="revolute"><parent link="a"/><child link="massless"/></joint>'
+    p = _write(tmp_path, body)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(p))
+    with pytest.raises(InputError) as ei:
+        load_urdf(p)
+    assert ei.value.where == f"{p}:4", str(ei.value)
+
+
 # ----------------------------------------------------------------------------- refusals
 
 def _refused(tmp_path, body, *needles, line=None, name="robot.urdf"):

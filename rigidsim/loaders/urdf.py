@@ -181,7 +181,7 @@ class _Translator:
         self.links: Dict[str, _Link] = {}
         self.joints: Dict[str, _Joint] = {}
         self.meshes: Dict[str, List[Tuple[np.ndarray, Path, str]]] = {}  # stem -> (scale, file, name)
-        self.mesh_order: List[Tuple[str, Path, np.ndarray]] = []
+        self.mesh_order: List[Tuple[str, Path, np.ndarray, int]] = []
         self.geom_names: set = set()
         self.meshdir: Optional[str] = None
         self.strippath = False
@@ -414,7 +414,7 @@ class _Translator:
                 return name
         name = stem if not versions else f"{stem}{len(versions)}"
         versions.append((scale, path, name))
-        self.mesh_order.append((name, path, scale))
+        self.mesh_order.append((name, path, scale, el.sourceline))
         return name
 
     # ---- joints
@@ -554,8 +554,9 @@ class _Translator:
             mj.append(_copy(o))
         if self.mesh_order:
             asset = etree.SubElement(mj, "asset")
-            for name, path, scale in self.mesh_order:
+            for name, path, scale, line in self.mesh_order:
                 m = etree.SubElement(asset, "mesh", name=name, file=str(path))
+                m.sourceline = line
                 if not np.array_equal(scale, np.ones(3)):
                     m.set("scale", _fmt(scale))
         world = etree.SubElement(mj, "worldbody")
@@ -576,6 +577,9 @@ class _Translator:
                                    "revolute, continuous or prismatic joint", mim)
                 e = etree.SubElement(eq, "joint", joint1=j.name, joint2=target, polycoef=_fmt([off, mult, 0, 0, 0]))
                 e.sourceline = mim.sourceline
+        for e in mj.iter():
+            if e.sourceline is None:
+                e.sourceline = self.root.sourceline  # sections we add point at <robot>
         return mj
 
     def body(self, parent_el, ln: _Link, pose: _Pose, eqs):
