@@ -298,6 +298,13 @@ def test_missing_package(tmp_path):
     _refused(tmp_path, body, "no_such_pkg", PACKAGE_PATH_ENV)
 
 
+def test_mesh_format_mujoco_cannot_read(tmp_path):
+    (tmp_path / "m.dae").write_text("<COLLADA/>")
+    body = (f'<link name="a">{I1}</link><link name="b"><collision><geometry>\n<mesh filename="m.dae"/>'
+            '</geometry></collision></link><joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>')
+    _refused(tmp_path, body, "m.dae", "STL", line=4)
+
+
 def test_malformed_xml(tmp_path):
     p = tmp_path / "bad.urdf"
     p.write_text('<robot name="x">\n<link name="a">\n</robot>\n')
@@ -307,12 +314,14 @@ def test_malformed_xml(tmp_path):
 
 
 def test_unknown_joint_type(tmp_path):
-    body = f'<link name="a">{I1}</link><link name="b">{I1}</link>\n<joint name="jj" type="screw"><parent link="a"/><child link="b"/></joint>'
+    body = (f'<link name="a">{I1}</link><link name="b">{I1}</link>\n'
+            '<joint name="jj" type="screw"><parent link="a"/><child link="b"/></joint>')
     _refused(tmp_path, body, "'jj'", "screw", "revolute", line=4)
 
 
 def test_undefined_link(tmp_path):
-    body = f'<link name="a">{I1}</link>\n<joint name="j" type="revolute"><parent link="a"/>\n<child link="ghost"/></joint>'
+    body = (f'<link name="a">{I1}</link>\n<joint name="j" type="revolute"><parent link="a"/>\n'
+            '<child link="ghost"/></joint>')
     _refused(tmp_path, body, "'ghost'", "not defined", "'j'", line=5)
 
 
@@ -418,7 +427,8 @@ def _random_urdf(seed: int) -> str:
         extra = f'<axis xyz="{f(*rng.normal(size=3))}"/>'
         if jt in ("revolute", "prismatic") and rng.random() < 0.7:
             lo = rng.uniform(-2, 0)
-            extra += f'<limit lower="{lo:.6g}" upper="{lo + rng.uniform(0.1, 3):.6g}" effort="{rng.uniform(1, 50):.6g}" velocity="1"/>'
+            extra += (f'<limit lower="{lo:.6g}" upper="{lo + rng.uniform(0.1, 3):.6g}" '
+                      f'effort="{rng.uniform(1, 50):.6g}" velocity="1"/>')
         if jt != "fixed" and rng.random() < 0.5:
             extra += f'<dynamics damping="{rng.uniform(0, 1):.6g}" friction="{rng.uniform(0, 0.5):.6g}"/>'
         if jt in ("revolute", "continuous", "prismatic"):

@@ -403,6 +403,9 @@ class _Translator:
         fname = self.text(el, "filename")
         scale = self.floats(el, "scale", 3, np.ones(3))
         path = self.resolve_mesh(el, fname)
+        if path.suffix.lower() not in (".stl", ".obj", ".msh"):
+            raise self.err(f"mesh file '{fname}' is not STL, OBJ or MSH, the formats MuJoCo reads; convert it "
+                           "(a collision mesh in another format has no decoder in MuJoCo either)", el)
         stem = fname.replace("\\", "/").rsplit("/", 1)[-1]
         stem = stem.rsplit(".", 1)[0] if "." in stem else stem
         versions = self.meshes.setdefault(stem, [])
