@@ -201,6 +201,17 @@ def test_mujoco_extension_fusestatic_false_discardvisual_false_option(tmp_path):
     assert ref.ngeom == 5  # the visual box of arm2 is kept, as a geom that does not collide
 
 
+def test_mujoco_extension_angle_size_option_flag(tmp_path):
+    """MuJoCo reads URDF angles in radians whatever <compiler angle> says; <option> and <size> pass through."""
+    text = (DATA / "arm2.urdf").read_text().replace(
+        '<robot name="arm2">', '<robot name="arm2"><mujoco><compiler angle="degree"/><size memory="1M"/>'
+        '<option timestep="0.004"><flag gravity="disable"/></option></mujoco>')
+    urdf = tmp_path / "deg.urdf"
+    urdf.write_text(text)
+    ours, _ = _assert_translation_faithful(urdf)
+    assert ours.opt.timestep == 0.004 and ours.opt.disableflags == mujoco.mjtDisableBit.mjDSBL_GRAVITY
+
+
 def test_inertiafromgeom_true(tmp_path):
     text = (DATA / "arm2.urdf").read_text().replace(
         '<robot name="arm2">', '<robot name="arm2"><mujoco><compiler inertiafromgeom="true"/></mujoco>')
