@@ -53,13 +53,19 @@ Mesh files (our rule; MuJoCo itself only opens plain paths):
 - With ``strippath="true"`` the directories are dropped first and the bare
   file name is looked up in meshdir, as MuJoCo does.
 
-Refused with file, line and name: unknown joint types, elements outside URDF
-(and the ignored ROS elements transmission, gazebo, ros2_control, material,
-calibration, safety_controller), a link or joint defined twice, a joint whose
-parent or child link is undefined, a link with two parents, a cycle, a mimic of
-a joint that is missing or not one-dof, a zero axis, missing meshes, an
-``<inertial>`` on the world link, and a mesh geom whose inertia would have to
-be combined with an explicit ``<inertial>`` by fusion.
+Ignored, as MuJoCo ignores them (no effect on the dynamics): ``<transmission>``,
+``<gazebo>``, ``<ros2_control>``, ``<material>``, ``<calibration>``,
+``<safety_controller>``, limit ``velocity``.
+
+Refused with file, line and name: unknown joint types, any other element MuJoCo
+would skip silently (xacro macros, PyBullet's ``<contact>``, ...), a link or
+joint defined twice, a joint whose parent or child link is undefined, a link
+with two parents, a cycle, a mimic of a joint that is missing or not one-dof, a
+zero axis, a link inertia MuJoCo refuses (not positive definite, A + B < C) or a
+negative mass, missing meshes and mesh formats other than STL/OBJ/MSH, an
+``<inertial>`` on the world link, ``<compiler>`` attributes other than those
+above, and a mesh geom whose inertia would have to be combined with an
+explicit ``<inertial>`` by fusion (give that link an ``<inertial>``).
 """
 
 from __future__ import annotations
