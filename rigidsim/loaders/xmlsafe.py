@@ -40,7 +40,7 @@ def parse_xml_bytes(data: bytes, filename: str) -> etree._Element:
         msg = str(e.msg) if getattr(e, "msg", None) else str(e)
         raise InputError(f"malformed XML: {msg}", where=f"{filename}:{line}") from None
     dt = tree.docinfo
-    if dt.internal_dtd is not None or dt.system_url or dt.public_id or b"<!ENTITY" in data:
+    if dt.internalDTD is not None or dt.externalDTD is not None or dt.system_url or dt.public_id or b"<!ENTITY" in data:
         raise InputError("XML document type declarations and entities are not allowed in scene files "
                          "(they could pull in other files); remove the <!DOCTYPE ...> block",
                          where=f"{filename}:1")
