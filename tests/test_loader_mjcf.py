@@ -13,7 +13,10 @@ from tests.mjref import model_from_mujoco, mujoco, shared_model
 
 DM_CONTROL = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper", "humanoid",
               "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass", "reacher", "stacker", "swimmer",
-              "walker"]
+              "walker", "quadruped"]
+WARP = ["collision", "constraints_mjvariant", "pendula", "actuation/actuation", "actuation/actuators",
+        "actuation/position", "hfield/hfield", "humanoid/humanoid", "jdotv/connect_2d", "jdotv/connect_3d",
+        "jdotv/weld_3d"]
 
 
 def _both(rel):
@@ -26,6 +29,12 @@ def _both(rel):
 @pytest.mark.parametrize("name", DM_CONTROL)
 def test_dm_control_matches_mujoco(name):
     ours, ref = _both(f"dm_control/{name}.xml")
+    assert compare_models(ours, ref) == []
+
+
+@pytest.mark.parametrize("name", WARP)
+def test_mujoco_warp_models_match_mujoco(name):
+    ours, ref = _both(f"mujoco_warp/test_data/{name}.xml")
     assert compare_models(ours, ref) == []
 
 

@@ -684,3 +684,18 @@ def _keys(cp, m):
                 A[field][i] = [b.pos for b in mocap_bodies] if mocap_bodies else A[field][i]
             elif attr == "mquat":
                 A[field][i] = [b.quat for b in mocap_bodies] if mocap_bodies else A[field][i]
+        # quaternions in keyframes are normalized (identity when zero)
+        for j in range(m.njnt):
+            t, qa = A["jnt_type"][j], A["jnt_qposadr"][j]
+            if t in (M.JNT_BALL, M.JNT_FREE):
+                a = qa + (3 if t == M.JNT_FREE else 0)
+                A["key_qpos"][i, a:a + 4] = _normalize4(A["key_qpos"][i, a:a + 4])
+        for b in range(m.nmocap):
+            A["key_mquat"][i, b] = _normalize4(A["key_mquat"][i, b])
+
+
+def _normalize4(q):
+    n = float(np.sqrt(np.sum(np.asarray(q) ** 2)))
+    if n < 1e-15:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    return np.asarray(q) / n

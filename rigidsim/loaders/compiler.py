@@ -167,7 +167,8 @@ class Compiler:
     def compile_body(self, b, bid):
         c = self.c
         for ch in b.children:
-            self.sc.bodies[ch].weldid = ch if self.sc.bodies[ch].joints else b.weldid
+            cb = self.sc.bodies[ch]
+            cb.weldid = ch if (cb.joints or cb.mocap) else b.weldid
         explicit = b.inertial is not None
         b.ipos = None
         b.iquat = [1.0, 0, 0, 0]

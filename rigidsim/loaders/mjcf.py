@@ -94,6 +94,8 @@ class Reader:
                 dflt = refused[a]
                 if dflt is not None and _same_value(text, dflt):
                     continue
+                if a == "align" and text == "false" and not self.scene.compiler.get("alignfree"):
+                    continue  # the same as 'auto' while compiler alignfree is false
                 self.fail(el, f"attribute '{a}' of <{el.tag}> (value '{text}') is not supported by rigidsim; "
                               f"remove it" + (f" or set it to its default '{dflt}'" if dflt is not None else ""))
             self.fail(el, f"unknown attribute '{a}' in <{el.tag}>")
@@ -286,7 +288,7 @@ class Reader:
                 if rec.name is None:
                     rec.name = Path(rec.file.replace("\\", "/")).stem if rec.file else ""
                 self.scene.hfields.append(rec)
-            elif a.tag in ("skin", "flex"):
+            elif a.tag in ("skin", "flex", "model"):
                 self.unsupported(a)
             else:
                 self.fail(a, f"unknown element <{a.tag}> in <asset>")

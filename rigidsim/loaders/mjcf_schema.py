@@ -122,7 +122,7 @@ SCHEMA: Dict[str, Spec] = {
     "frame": ({"name", "childclass", "pos"} | ORIENT, set(), {}),
     "inertial": ({"pos", "mass", "diaginertia", "fullinertia"} | ORIENT, set(), {}),
     "joint": ({"name", "class"} | _JOINT, {"user"}, dict(_JOINT_U)),
-    "freejoint": ({"name", "group"}, set(), {"align": "auto"}),
+    "freejoint": ({"name", "group"}, set(), {"align": "auto"}),  # 'false' accepted (see Reader.check)
     "geom": ({"name", "class"} | _GEOM, _VIS, dict(_GEOM_U)),
     "site": ({"name", "class"} | _SITE, _VIS, {}),
     "camera": ({"name", "class"} | _CAMERA, {"user"}, {}),

@@ -33,6 +33,19 @@ def _mulquat(a, b):
                      a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
 
 
+def _quat2vel(q):
+    """Rotation vector (axis * angle) of a unit quaternion, as mju_quat2Vel with dt = 1."""
+    q = np.asarray(q, dtype=float)
+    v = q[1:].copy()
+    s = np.linalg.norm(v)
+    if s < MINVAL:
+        return np.zeros(3)
+    ang = 2 * np.arctan2(s, q[0])
+    if ang > np.pi:
+        ang -= 2 * np.pi
+    return v / s * ang
+
+
 class Kin:
     """Positions and orientations of every frame at a configuration qpos."""
 
@@ -172,11 +185,21 @@ def transmission(cp, m, kin, ten_len, ten_J):
         if trn in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
             t = A["jnt_type"][id1]
             da, qa = A["jnt_dofadr"][id1], A["jnt_qposadr"][id1]
+            q = kin_qpos(kin)
             if t in (M.JNT_HINGE, M.JNT_SLIDE):
-                length[i] = gear[0] * kin_qpos(kin)[qa]
+                length[i] = gear[0] * q[qa]
                 moment[i, da] = gear[0]
+            elif t == M.JNT_BALL:
+                g = gear[:3]
+                if trn == M.TRN_JOINTINPARENT:
+                    g = _quat2mat(q[qa:qa + 4]).T @ g
+                length[i] = _quat2vel(q[qa:qa + 4]) @ g
+                moment[i, da:da + 3] = g
             else:
-                _fail(cp, el, "actuators on ball or free joints are not supported by rigidsim")
+                g = np.array(gear, dtype=float)
+                if trn == M.TRN_JOINTINPARENT:
+                    g[3:] = _quat2mat(q[qa + 3:qa + 7]).T @ g[3:]
+                moment[i, da:da + 6] = g
         elif trn == M.TRN_TENDON:
             length[i] = gear[0] * ten_len[id1]
             moment[i] = gear[0] * ten_J[id1]
