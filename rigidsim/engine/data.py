@@ -1,0 +1,248 @@
+"""Model packing and batched Data: MuJoCo Warp's io.py for our kernels.
+
+`check_supported` refuses, with the element's name, what the engine does
+not build yet. `put_model` packs a numpy `Model` into the fixed column
+layouts of `layout`; `make_data` allocates the batched Data (env axis
+first). `DATA_FIELDS` maps every MuJoCo Data name we hold to where it lives,
+so `Simulator.get(name)` returns it as ``[B, ...]``.
+
+Every array has at least one row (Taichi kernels take no empty arrays);
+sizes travel in ``opt_i``.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+import numpy as np
+
+from rigidsim.engine import layout as L
+from rigidsim.errors import InputError
+from rigidsim.loaders import model as M
+
+_INTEGRATORS = {M.INT_EULER: "euler", M.INT_RK4: "rk4", M.INT_IMPLICIT: "implicit",
+                M.INT_IMPLICITFAST: "implicitfast", M.INT_APPROX_IMPLICITFAST: "approximate_implicitfast"}
+
+
+def _name(model: M.Model, kind: str, i: int) -> str:
+    names = model.names.get(kind, [])
+    n = names[i] if i < len(names) and names[i] else f"#{i}"
+    return f"{kind} {n!r}" if not n.startswith("#") else f"{kind} {n}"
+
+
+def check_supported(model: M.Model) -> None:
+    """Raise InputError naming the first element or option the engine does not support yet."""
+    src = model.source or None
+    integ = int(model.opt.integrator)
+    if integ not in _INTEGRATORS:
+        raise InputError(f"unknown integrator {integ}", where=src)
+    if integ == M.INT_IMPLICIT:
+        raise InputError("integrator 'implicit' is not supported yet; use implicitfast, euler or rk4", where=src)
+    if model.ntendon:
+        raise InputError(f"{_name(model, 'tendon', 0)}: tendons are not supported yet", where=src)
+    if model.opt.density > 0 or model.opt.viscosity > 0:
+        raise InputError("fluid forces (option density/viscosity > 0) are not supported yet", where=src)
+    for i in range(model.nu):
+        trn = int(model.actuator_trntype[i])
+        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
+            raise InputError(f"{_name(model, 'actuator', i)}: only joint transmissions are supported yet", where=src)
+        j = int(model.actuator_trnid[i, 0])
+        if int(model.jnt_type[j]) not in (M.JNT_HINGE, M.JNT_SLIDE):
+            raise InputError(f"{_name(model, 'actuator', i)}: joint transmissions on free and ball joints are not "
+                             "supported yet", where=src)
+        if int(model.actuator_dyntype[i]) not in (M.DYN_NONE, M.DYN_INTEGRATOR, M.DYN_FILTER, M.DYN_FILTEREXACT):
+            raise InputError(f"{_name(model, 'actuator', i)}: muscle and user dynamics are not supported yet",
+                             where=src)
+        if int(model.actuator_gaintype[i]) not in (M.GAIN_FIXED, M.GAIN_AFFINE):
+            raise InputError(f"{_name(model, 'actuator', i)}: only fixed and affine gains are supported yet",
+                             where=src)
+        if int(model.actuator_biastype[i]) not in (M.BIAS_NONE, M.BIAS_AFFINE):
+            raise InputError(f"{_name(model, 'actuator', i)}: only affine bias is supported yet", where=src)
+        if model.actuator_actadr[i] >= 0 and model.actuator_actnum[i] != 1:
+            raise InputError(f"{_name(model, 'actuator', i)}: actuators with {model.actuator_actnum[i]} activations "
+                             "are not supported", where=src)
+
+
+def integrator_of(model: M.Model) -> int:
+    return int(model.opt.integrator)
+
+
+def _rows(n: int) -> int:
+    return max(int(n), 1)
+
+
+def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
+    """The packed model arrays, keyed by the kernels' argument names (`kernels.MODEL_ARGS`)."""
+    f, i32 = fdtype, np.int32
+    nbody, njnt, nv, ngeom, nsite, nu, nq = (model.nbody, model.njnt, model.nv, model.ngeom, model.nsite, model.nu,
+                                             model.nq)
+
+    body_f = np.zeros((_rows(nbody), L.NBODY_F), f)
+    body_f[:nbody, L.BODY_POS:L.BODY_POS + 3] = model.body_pos
+    body_f[:nbody, L.BODY_QUAT:L.BODY_QUAT + 4] = model.body_quat
+    body_f[:nbody, L.BODY_IPOS:L.BODY_IPOS + 3] = model.body_ipos
+    body_f[:nbody, L.BODY_IQUAT:L.BODY_IQUAT + 4] = model.body_iquat
+    body_f[:nbody, L.BODY_MASS] = model.body_mass
+    body_f[:nbody, L.BODY_INERTIA:L.BODY_INERTIA + 3] = model.body_inertia
+    body_f[:nbody, L.BODY_GRAVCOMP] = model.body_gravcomp
+    body_i = np.zeros((_rows(nbody), L.NBODY_I), i32)
+    for col, name in ((L.BODY_PARENTID, "body_parentid"), (L.BODY_ROOTID, "body_rootid"),
+                      (L.BODY_JNTNUM, "body_jntnum"), (L.BODY_JNTADR, "body_jntadr"),
+                      (L.BODY_DOFNUM, "body_dofnum"), (L.BODY_DOFADR, "body_dofadr"),
+                      (L.BODY_MOCAPID, "body_mocapid"), (L.BODY_SAMEFRAME, "body_sameframe")):
+        body_i[:nbody, col] = getattr(model, name)
+
+    jnt_f = np.zeros((_rows(njnt), L.NJNT_F), f)
+    jnt_f[:njnt, L.JNT_POS:L.JNT_POS + 3] = model.jnt_pos
+    jnt_f[:njnt, L.JNT_AXIS:L.JNT_AXIS + 3] = model.jnt_axis
+    jnt_f[:njnt, L.JNT_STIFFNESS] = model.jnt_stiffness
+    jnt_f[:njnt, L.JNT_ACTFRCRANGE:L.JNT_ACTFRCRANGE + 2] = model.jnt_actfrcrange
+    jnt_i = np.zeros((_rows(njnt), L.NJNT_I), i32)
+    for col, name in ((L.JNT_TYPE, "jnt_type"), (L.JNT_QPOSADR, "jnt_qposadr"), (L.JNT_DOFADR, "jnt_dofadr"),
+                      (L.JNT_BODYID, "jnt_bodyid"), (L.JNT_ACTFRCLIMITED, "jnt_actfrclimited"),
+                      (L.JNT_ACTGRAVCOMP, "jnt_actgravcomp")):
+        jnt_i[:njnt, col] = getattr(model, name)
+
+    dof_f = np.zeros((_rows(nv), L.NDOF_F), f)
+    dof_f[:nv, L.DOF_ARMATURE] = model.dof_armature
+    dof_f[:nv, L.DOF_DAMPING] = model.dof_damping
+    dof_f[:nv, L.DOF_M0] = model.dof_M0
+    dof_i = np.zeros((_rows(nv), L.NDOF_I), i32)
+    for col, name in ((L.DOF_BODYID, "dof_bodyid"), (L.DOF_JNTID, "dof_jntid"), (L.DOF_PARENTID, "dof_parentid"),
+                      (L.DOF_MADR, "dof_Madr"), (L.DOF_SIMPLENUM, "dof_simplenum")):
+        dof_i[:nv, col] = getattr(model, name)
+
+    def frames(prefix, n):
+        ff = np.zeros((_rows(n), L.NFRAME_F), f)
+        ff[:n, L.FRAME_POS:L.FRAME_POS + 3] = getattr(model, prefix + "_pos")
+        ff[:n, L.FRAME_QUAT:L.FRAME_QUAT + 4] = getattr(model, prefix + "_quat")
+        fi = np.zeros((_rows(n), L.NFRAME_I), i32)
+        fi[:n, L.FRAME_BODYID] = getattr(model, prefix + "_bodyid")
+        fi[:n, L.FRAME_SAMEFRAME] = getattr(model, prefix + "_sameframe")
+        return ff, fi
+
+    geom_f, geom_i = frames("geom", ngeom)
+    site_f, site_i = frames("site", nsite)
+
+    act_f = np.zeros((_rows(nu), L.NACT_F), f)
+    act_f[:nu, L.ACT_DYNPRM:L.ACT_DYNPRM + 10] = model.actuator_dynprm
+    act_f[:nu, L.ACT_GAINPRM:L.ACT_GAINPRM + 10] = model.actuator_gainprm
+    act_f[:nu, L.ACT_BIASPRM:L.ACT_BIASPRM + 10] = model.actuator_biasprm
+    act_f[:nu, L.ACT_CTRLRANGE:L.ACT_CTRLRANGE + 2] = model.actuator_ctrlrange
+    act_f[:nu, L.ACT_FORCERANGE:L.ACT_FORCERANGE + 2] = model.actuator_forcerange
+    act_f[:nu, L.ACT_ACTRANGE:L.ACT_ACTRANGE + 2] = model.actuator_actrange
+    act_f[:nu, L.ACT_GEAR:L.ACT_GEAR + 6] = model.actuator_gear
+    act_i = np.zeros((_rows(nu), L.NACT_I), i32)
+    for col, name in ((L.ACT_TRNTYPE, "actuator_trntype"), (L.ACT_DYNTYPE, "actuator_dyntype"),
+                      (L.ACT_GAINTYPE, "actuator_gaintype"), (L.ACT_BIASTYPE, "actuator_biastype"),
+                      (L.ACT_ACTADR, "actuator_actadr"), (L.ACT_ACTNUM, "actuator_actnum"),
+                      (L.ACT_CTRLLIMITED, "actuator_ctrllimited"), (L.ACT_FORCELIMITED, "actuator_forcelimited"),
+                      (L.ACT_ACTLIMITED, "actuator_actlimited"), (L.ACT_ACTEARLY, "actuator_actearly")):
+        act_i[:nu, col] = getattr(model, name)
+    trnid = np.asarray(model.actuator_trnid[:, 0], dtype=np.int64)
+    act_i[:nu, L.ACT_TRNID] = trnid
+    if nu:
+        act_i[:nu, L.ACT_TRN_DOFADR] = model.jnt_dofadr[trnid]
+        act_i[:nu, L.ACT_TRN_QPOSADR] = model.jnt_qposadr[trnid]
+
+    qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
+    qpos_f[:nq, L.QPOS0] = model.qpos0
+    qpos_f[:nq, L.QPOS_SPRING] = model.qpos_spring
+
+    opt = model.opt
+    flags = int(opt.disableflags)
+    opt_f = np.zeros(L.NOPT_F, f)
+    opt_f[L.OPT_TIMESTEP] = opt.timestep
+    opt_f[L.OPT_GRAVITY:L.OPT_GRAVITY + 3] = opt.gravity
+    opt_i = np.zeros(L.NOPT_I, i32)
+    opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
+           L.SZ_NM]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap, model.nM]
+    opt_i[L.OPT_DISABLEFLAGS] = flags
+    opt_i[L.OPT_EULERDAMP] = int(not (flags & L.DSBL_EULERDAMP) and not (flags & L.DSBL_DAMPER)
+                                 and bool(np.any(model.dof_damping > 0)))
+    opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
+    opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
+    return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f, opt_f=opt_f,
+                opt_i=opt_i)
+
+
+def rk_width(model: M.Model) -> int:
+    nq, nv, na = model.nq, model.nv, model.na
+    return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
+
+
+def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
+    """Zeroed batched Data arrays, keyed by the kernels' argument names (`kernels.DATA_ARGS`)."""
+    B, f = int(n_envs), fdtype
+    r = _rows
+    return dict(
+        qpos=np.zeros((B, r(model.nq)), f), qvel=np.zeros((B, r(model.nv)), f), act=np.zeros((B, r(model.na)), f),
+        ctrl=np.zeros((B, r(model.nu)), f), qacc=np.zeros((B, r(model.nv)), f), time=np.zeros(B, f),
+        mocap_pos=np.zeros((B, r(model.nmocap), 3), f), mocap_quat=np.zeros((B, r(model.nmocap), 4), f),
+        body=np.zeros((B, r(model.nbody), L.NDBODY), f), jnt=np.zeros((B, r(model.njnt), L.NDJNT), f),
+        dof=np.zeros((B, r(model.nv), L.NDDOF), f), M=np.zeros((B, r(model.nM), L.NDM), f),
+        geom=np.zeros((B, r(model.ngeom), L.NDFRAME), f), site=np.zeros((B, r(model.nsite), L.NDFRAME), f),
+        actu=np.zeros((B, r(model.nu), L.NDACT), f), act_dot=np.zeros((B, r(model.na)), f),
+        rk=np.zeros((B, r(rk_width(model))), f),
+    )
+
+
+# name -> (data array, first column or None for a plain array, width, size name, trailing shape)
+DATA_FIELDS: Dict[str, Tuple[str, object, int, str, Tuple[int, ...]]] = {
+    "qpos": ("qpos", None, 0, "nq", ()), "qvel": ("qvel", None, 0, "nv", ()), "act": ("act", None, 0, "na", ()),
+    "ctrl": ("ctrl", None, 0, "nu", ()), "qacc": ("qacc", None, 0, "nv", ()), "act_dot": ("act_dot", None, 0, "na", ()),
+    "mocap_pos": ("mocap_pos", None, 0, "nmocap", (3,)), "mocap_quat": ("mocap_quat", None, 0, "nmocap", (4,)),
+    "xpos": ("body", L.XPOS, 3, "nbody", (3,)), "xquat": ("body", L.XQUAT, 4, "nbody", (4,)),
+    "xmat": ("body", L.XMAT, 9, "nbody", (3, 3)), "xipos": ("body", L.XIPOS, 3, "nbody", (3,)),
+    "ximat": ("body", L.XIMAT, 9, "nbody", (3, 3)), "subtree_com": ("body", L.SUBTREE_COM, 3, "nbody", (3,)),
+    "cinert": ("body", L.CINERT, 10, "nbody", (10,)), "cvel": ("body", L.CVEL, 6, "nbody", (6,)),
+    "crb": ("body", L.CRB, 10, "nbody", (10,)),
+    "xanchor": ("jnt", L.XANCHOR, 3, "njnt", (3,)), "xaxis": ("jnt", L.XAXIS, 3, "njnt", (3,)),
+    "cdof": ("dof", L.CDOF, 6, "nv", (6,)), "cdof_dot": ("dof", L.CDOF_DOT, 6, "nv", (6,)),
+    "qfrc_bias": ("dof", L.QFRC_BIAS, 1, "nv", ()), "qfrc_passive": ("dof", L.QFRC_PASSIVE, 1, "nv", ()),
+    "qfrc_actuator": ("dof", L.QFRC_ACTUATOR, 1, "nv", ()), "qfrc_smooth": ("dof", L.QFRC_SMOOTH, 1, "nv", ()),
+    "qacc_smooth": ("dof", L.QACC_SMOOTH, 1, "nv", ()), "qLDiagInv": ("dof", L.QLDIAGINV, 1, "nv", ()),
+    "qfrc_gravcomp": ("dof", L.QFRC_GRAVCOMP, 1, "nv", ()), "qfrc_spring": ("dof", L.QFRC_SPRING, 1, "nv", ()),
+    "qfrc_damper": ("dof", L.QFRC_DAMPER, 1, "nv", ()),
+    "qLD": ("M", L.QLD, 1, "nM", ()), "qM_sparse": ("M", L.QM, 1, "nM", ()),
+    "geom_xpos": ("geom", L.FXPOS, 3, "ngeom", (3,)), "geom_xmat": ("geom", L.FXMAT, 9, "ngeom", (3, 3)),
+    "site_xpos": ("site", L.FXPOS, 3, "nsite", (3,)), "site_xmat": ("site", L.FXMAT, 9, "nsite", (3, 3)),
+    "actuator_length": ("actu", L.ACTUATOR_LENGTH, 1, "nu", ()),
+    "actuator_velocity": ("actu", L.ACTUATOR_VELOCITY, 1, "nu", ()),
+    "actuator_force": ("actu", L.ACTUATOR_FORCE, 1, "nu", ()),
+}
+
+
+def extract(model: M.Model, arrays: Dict[str, np.ndarray], name: str) -> np.ndarray:
+    """Field `name` of every env as a new numpy array [B, ...] (qM: the dense [B, nv, nv] matrix)."""
+    if name == "time":
+        return np.array(arrays["time"], copy=True)
+    if name == "qM":
+        return dense_m(model, extract(model, arrays, "qM_sparse"))
+    if name not in DATA_FIELDS:
+        raise KeyError(f"unknown Data field {name!r}; known: time, qM, " + ", ".join(sorted(DATA_FIELDS)))
+    arr, col, width, size, tail = DATA_FIELDS[name]
+    a = arrays[arr]
+    n = getattr(model, size)
+    B = a.shape[0]
+    if col is None:
+        out = a[:, :n]
+    else:
+        out = a[:, :n, col:col + width] if width > 1 else a[:, :n, col]
+    return np.array(out, copy=True).reshape((B, n) + tail)
+
+
+def dense_m(model: M.Model, qm: np.ndarray) -> np.ndarray:
+    """Dense symmetric [B, nv, nv] matrices from the legacy sparse layout (mj_fullM)."""
+    nv = model.nv
+    out = np.zeros((qm.shape[0], nv, nv), dtype=qm.dtype)
+    for i in range(nv):
+        adr = int(model.dof_Madr[i])
+        j = i
+        while j >= 0:
+            out[:, i, j] = qm[:, adr]
+            out[:, j, i] = qm[:, adr]
+            adr += 1
+            j = int(model.dof_parentid[j])
+    return out

@@ -1,0 +1,196 @@
+"""Kernel entry points: every kernel takes the packed model and data arrays as
+arguments (one compiled kernel serves every scene and batch size), runs in
+parallel over envs on its outermost loop, and does each env's work serially
+inside (the ti.func stages of `smooth`, `passive`, `actuation`, `forward`).
+
+``kinematics_kernel`` and ``forward_kernel`` are the per-stage entry points
+the stage tests use; ``rollout_kernel`` advances many steps per launch,
+records frames into an in-kernel buffer and stops an env at its first
+non-finite value, so launch overhead is amortized over a chunk of steps.
+
+Argument groups, in order: model arrays (``M``), data arrays (``D``), then
+the kernel's own inputs and outputs.
+"""
+
+
+import taichi as ti
+
+from rigidsim.engine import math as sm
+from rigidsim.engine.forward import forward, integrate, rk_prepare, rk_store
+from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
+from rigidsim.engine.smooth import kinematics
+
+ND = ti.types.ndarray()
+
+
+class _Group:
+    """Names for a group of kernel arguments, built at compile time and passed to ti.funcs."""
+
+    def __init__(self, **arrays):
+        self.__dict__.update(arrays)
+
+
+MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "geom_f", "geom_i", "site_f", "site_i",
+              "act_f", "act_i", "qpos_f", "opt_f", "opt_i")
+DATA_ARGS = ("qpos", "qvel", "act", "ctrl", "qacc", "time", "mocap_pos", "mocap_quat", "body", "jnt", "dof", "M",
+             "geom", "site", "actu", "act_dot", "rk")
+
+
+@ti.kernel
+def kinematics_kernel(
+    # Model:
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    # Data:
+    qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+):
+    for b in range(qpos.shape[0]):
+        kinematics(
+            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                   opt_f=opt_f, opt_i=opt_i),
+            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                   act_dot=act_dot, rk=rk),
+            b, True)
+
+
+@ti.kernel
+def forward_kernel(
+    # Model:
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    # Data:
+    qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    # In:
+    integrator: ti.template(),
+):
+    for b in range(qpos.shape[0]):
+        forward(
+            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                   opt_f=opt_f, opt_i=opt_i),
+            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                   act_dot=act_dot, rk=rk),
+            b, integrator)
+
+
+@ti.func
+def _check(x, kind, b, gs, status: ti.template()):
+    """Record the first non-finite value of env b: status[b] = (1, step, kind, is_inf)."""
+    ok = 1
+    if not sm.is_finite(x):
+        ok = 0
+        if status[b, 0] == 0:
+            status[b, 0] = 1
+            status[b, 1] = gs
+            status[b, 2] = kind
+            status[b, 3] = 1 if ti.math.isinf(x) else 0
+    return ok
+
+
+@ti.func
+def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t):
+    """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat)."""
+    nq = m.opt_i[SZ_NQ]
+    nv = m.opt_i[SZ_NV]
+    nu = m.opt_i[SZ_NU]
+    na = m.opt_i[SZ_NA]
+    nbody = m.opt_i[SZ_NBODY]
+    frames[t, b, 0] = d.time[b]
+    o = 1
+    for i in range(nq):
+        frames[t, b, o + i] = d.qpos[b, i]
+    o += nq
+    for i in range(nv):
+        frames[t, b, o + i] = d.qvel[b, i]
+    o += nv
+    for i in range(nv):
+        frames[t, b, o + i] = d.qacc[b, i]
+    o += nv
+    for i in range(nu):
+        frames[t, b, o + i] = d.ctrl[b, i]
+    o += nu
+    for i in range(na):
+        frames[t, b, o + i] = d.act[b, i]
+    o += na
+    for i in range(nbody):
+        for c in ti.static(range(3)):
+            frames[t, b, o + 3 * i + c] = d.body[b, i, XPOS + c]
+    o += 3 * nbody
+    for i in range(nbody):
+        for c in ti.static(range(4)):
+            frames[t, b, o + 4 * i + c] = d.body[b, i, XQUAT + c]
+
+
+@ti.func
+def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
+                 status: ti.template(), s0, nsteps, every, frame0, final, use_ctrl, record,
+                 integrator: ti.template()):
+    nq = m.opt_i[SZ_NQ]
+    nv = m.opt_i[SZ_NV]
+    nu = m.opt_i[SZ_NU]
+    alive = 1 if status[b, 0] == 0 else 0
+    nrow = ctrl_seq.shape[0]
+    bc = b if ctrl_seq.shape[1] > 1 else 0
+    # nsteps steps, then (final) one more forward pass to complete the last frame
+    for s in range(nsteps + final):
+        gs = s0 + s
+        if alive:
+            if use_ctrl != 0 and s < nsteps:
+                row = s if nrow > 1 else 0
+                for i in range(nu):
+                    d.ctrl[b, i] = ctrl_seq[row, bc, i]
+            for i in range(nq):
+                if not _check(d.qpos[b, i], 1, b, gs, status):
+                    alive = 0
+            for i in range(nv):
+                if not _check(d.qvel[b, i], 2, b, gs, status):
+                    alive = 0
+        if alive:
+            for stage in range(4 if ti.static(integrator == INT_RK4) else 1):
+                if alive:
+                    if stage > 0:
+                        rk_prepare(m, d, b, stage)
+                    forward(m, d, b, integrator)
+                    if stage == 0:
+                        for i in range(nv):
+                            if not _check(d.qacc[b, i], 3, b, gs, status):
+                                alive = 0
+                        if alive and record != 0 and gs % every == 0:
+                            _record(m, d, b, frames, gs // every - frame0)
+                    if ti.static(integrator == INT_RK4):
+                        if s < nsteps:
+                            rk_store(m, d, b, stage)
+                if s == nsteps:
+                    break  # the final pass: forward only
+            if alive and s < nsteps:
+                integrate(m, d, b, integrator)
+
+
+@ti.kernel
+def rollout_kernel(
+    # Model:
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    # Data:
+    qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    # In:
+    ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32, use_ctrl: ti.i32,
+    record: ti.i32, integrator: ti.template(),
+    # Out:
+    frames: ND, status: ND,
+):
+    for b in range(qpos.shape[0]):
+        _rollout_env(
+            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                   opt_f=opt_f, opt_i=opt_i),
+            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                   act_dot=act_dot, rk=rk),
+            b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

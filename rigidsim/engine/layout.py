@@ -1,0 +1,121 @@
+"""Fixed, scene-independent column layouts of the packed arrays the kernels take.
+
+Taichi kernels here take arrays as arguments so that one compiled kernel
+serves every scene and batch size. A kernel may take at most 64 argument
+elements, so per-element-kind quantities are packed column-wise into a few
+2-D (model) or 3-D (data, env axis first) arrays. Every column keeps
+MuJoCo's name: ``body_f[i, BODY_POS:BODY_POS+3]`` is ``m.body_pos[i]`` and
+``d_body[b, i, XPOS:XPOS+3]`` is ``d.xpos[i]`` of env ``b``.
+
+The layouts are constants: changing one changes every kernel's code, so the
+offline cache is keyed on them through the module source.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------- model: bodies
+BODY_POS, BODY_QUAT, BODY_IPOS, BODY_IQUAT = 0, 3, 7, 10
+BODY_MASS, BODY_INERTIA, BODY_GRAVCOMP = 14, 15, 18
+NBODY_F = 19
+BODY_PARENTID, BODY_ROOTID, BODY_JNTNUM, BODY_JNTADR = 0, 1, 2, 3
+BODY_DOFNUM, BODY_DOFADR, BODY_MOCAPID, BODY_SAMEFRAME = 4, 5, 6, 7
+NBODY_I = 8
+
+# ----------------------------------------------------------------------------- model: joints
+JNT_POS, JNT_AXIS, JNT_STIFFNESS, JNT_ACTFRCRANGE = 0, 3, 6, 7
+NJNT_F = 9
+JNT_TYPE, JNT_QPOSADR, JNT_DOFADR, JNT_BODYID, JNT_ACTFRCLIMITED, JNT_ACTGRAVCOMP = 0, 1, 2, 3, 4, 5
+NJNT_I = 6
+
+# ----------------------------------------------------------------------------- model: dofs
+DOF_ARMATURE, DOF_DAMPING, DOF_M0 = 0, 1, 2
+NDOF_F = 3
+DOF_BODYID, DOF_JNTID, DOF_PARENTID, DOF_MADR, DOF_SIMPLENUM = 0, 1, 2, 3, 4
+NDOF_I = 5
+
+# ----------------------------------------------------------------------------- model: geoms and sites
+FRAME_POS, FRAME_QUAT = 0, 3  # geom_pos/geom_quat, site_pos/site_quat
+NFRAME_F = 7
+FRAME_BODYID, FRAME_SAMEFRAME = 0, 1
+NFRAME_I = 2
+
+# ----------------------------------------------------------------------------- model: actuators
+ACT_DYNPRM, ACT_GAINPRM, ACT_BIASPRM = 0, 10, 20
+ACT_CTRLRANGE, ACT_FORCERANGE, ACT_ACTRANGE, ACT_GEAR = 30, 32, 34, 36
+NACT_F = 42
+ACT_TRNTYPE, ACT_DYNTYPE, ACT_GAINTYPE, ACT_BIASTYPE, ACT_TRNID = 0, 1, 2, 3, 4
+ACT_ACTADR, ACT_ACTNUM, ACT_CTRLLIMITED, ACT_FORCELIMITED, ACT_ACTLIMITED, ACT_ACTEARLY = 5, 6, 7, 8, 9, 10
+ACT_TRN_DOFADR, ACT_TRN_QPOSADR = 11, 12  # the transmission joint's dof and qpos address
+NACT_I = 13
+
+# ----------------------------------------------------------------------------- model: qpos-sized
+QPOS0, QPOS_SPRING = 0, 1
+NQPOS_F = 2
+
+# ----------------------------------------------------------------------------- model: options, sizes
+OPT_TIMESTEP, OPT_GRAVITY = 0, 1
+NOPT_F = 4
+(SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM,
+ OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP) = range(14)
+NOPT_I = 14
+
+# ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
+XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
+SUBTREE_COM, CINERT, CVEL, CRB = 28, 31, 41, 47
+CACC, CFRC_BODY, SUBTREE_MASS = 57, 63, 69  # RNE and com_pos scratch
+NDBODY = 70
+
+# ----------------------------------------------------------------------------- data: joints [B, njnt, NDJNT]
+XANCHOR, XAXIS = 0, 3
+NDJNT = 6
+
+# ----------------------------------------------------------------------------- data: dofs [B, nv, NDDOF]
+CDOF, CDOF_DOT = 0, 6
+QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR, QFRC_SMOOTH, QACC_SMOOTH = 12, 13, 14, 15, 16
+QLDIAGINV, QFRC_GRAVCOMP, QFRC_SPRING, QFRC_DAMPER = 17, 18, 19, 20
+QDERIV_DIAG, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
+NDDOF = 24
+
+# ----------------------------------------------------------------------------- data: mass matrix [B, nM, NDM]
+QM, QLD, QH = 0, 1, 2
+NDM = 3
+
+# ----------------------------------------------------------------------------- data: geoms and sites [B, n, NDFRAME]
+FXPOS, FXMAT = 0, 3
+NDFRAME = 12
+
+# ----------------------------------------------------------------------------- data: actuators [B, nu, NDACT]
+ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACTUATOR_FORCE, ACTUATOR_CTRL = 0, 1, 2, 3
+NDACT = 4
+
+# ----------------------------------------------------------------------------- disable bits (mjtDisableBit)
+DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 5, 1 << 6, 1 << 7
+DSBL_CLAMPCTRL, DSBL_ACTUATION, DSBL_EULERDAMP = 1 << 8, 1 << 11, 1 << 15
+
+# joint types, transmission / dynamics / gain / bias types, sameframe kinds (MuJoCo's values)
+JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
+DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT = 0, 1, 2, 3
+GAIN_FIXED, GAIN_AFFINE = 0, 1
+BIAS_NONE, BIAS_AFFINE = 0, 1
+SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = 0, 1, 2, 3, 4
+
+MINVAL = 1e-15  # mjMINVAL
+
+# integrators (compile-time switch)
+INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST, INT_APPROX_IMPLICITFAST = 0, 1, 2, 3, 100
+
+# rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes)
+FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
+
+
+def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int):
+    """Offsets and shapes of the fields of one recorded frame, and its width."""
+    sizes = {"time": (1, ()), "qpos": (nq, (nq,)), "qvel": (nv, (nv,)), "qacc": (nv, (nv,)),
+             "ctrl": (nu, (nu,)), "act": (na, (na,)), "xpos": (3 * nbody, (nbody, 3)),
+             "xquat": (4 * nbody, (nbody, 4))}
+    out, off = {}, 0
+    for k in FRAME_KEYS:
+        n, shape = sizes[k]
+        out[k] = (off, n, shape)
+        off += n
+    return out, off

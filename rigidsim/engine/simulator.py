@@ -1,0 +1,205 @@
+"""The public engine API: a batch of envs of one scene, stepped by Taichi kernels.
+
+    sim = Simulator(model, n_envs, precision=64, backend="cpu")
+    sim.reset(qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None)
+    sim.forward()
+    sim.step(nstep=1, ctrl=None)
+    sim.get("xpos")                      # [B, nbody, 3], a copy
+    for frame in sim.rollout(nstep, every=1, ctrl=None): ...
+
+Each env evolves exactly as a single-env run with the same start and
+controls: envs share nothing, and each is advanced serially inside one
+kernel thread. `rollout` runs chunks of steps per launch and streams frames
+from an in-kernel buffer; an env whose state turns non-finite stops, the
+frames finished before the failure are yielded, then `SimulationError`
+names the step and env.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, Optional
+
+import numpy as np
+
+from rigidsim.engine import data as D
+from rigidsim.engine import layout as L
+from rigidsim.engine import runtime
+from rigidsim.errors import SimulationError
+from rigidsim.loaders.model import Model
+
+_KIND = {1: "qpos", 2: "qvel", 3: "qacc"}
+FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
+STEP_CHUNK = 4096  # steps per launch when nothing is recorded
+
+
+class Simulator:
+    def __init__(self, model: Model, n_envs: int, precision: int = 64, backend: str = "cpu"):
+        D.check_supported(model)
+        if int(n_envs) < 1:
+            raise ValueError(f"n_envs must be at least 1, not {n_envs}")
+        runtime.init(precision, backend)
+        from rigidsim.engine import kernels  # after ti.init: kernels read default_fp when compiled
+
+        self._k = kernels
+        self.model = model
+        self.n_envs = int(n_envs)
+        self.precision = precision
+        self.backend = backend
+        self.integrator = D.integrator_of(model)
+        self.dtype = np.float64 if precision == 64 else np.float32
+        mp = D.put_model(model, self.dtype)
+        self._m = tuple(self._dev(mp[k]) for k in kernels.MODEL_ARGS)
+        self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
+        self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
+        self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
+        self.reset()
+
+    # ------------------------------------------------------------------ device arrays
+    def _dev(self, a: np.ndarray):
+        a = np.ascontiguousarray(a)
+        if self.backend == "cpu":
+            return a
+        import taichi as ti
+
+        dt = {np.dtype(np.float64): ti.f64, np.dtype(np.float32): ti.f32, np.dtype(np.int32): ti.i32}[a.dtype]
+        out = ti.ndarray(dt, a.shape)
+        out.from_numpy(a)
+        return out
+
+    def _host(self, a) -> np.ndarray:
+        return a if isinstance(a, np.ndarray) else a.to_numpy()
+
+    def _dargs(self):
+        return tuple(self._d[k] for k in self._k.DATA_ARGS)
+
+    def _host_data(self) -> Dict[str, np.ndarray]:
+        return {k: self._host(v) for k, v in self._d.items()}
+
+    # ------------------------------------------------------------------ state
+    def _bcast(self, x, n: int, tail=()) -> np.ndarray:
+        a = np.asarray(x, dtype=self.dtype)
+        shape = (self.n_envs, max(n, 1)) + tail
+        out = np.zeros(shape, self.dtype)
+        if n:
+            out[:, :n] = np.broadcast_to(a, (self.n_envs, n) + tail)
+        return out
+
+    def reset(self, qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None) -> None:
+        """Set the state of every env (each argument broadcast to [B, ...]); time = 0."""
+        m = self.model
+        d = D.make_data(m, self.n_envs, self.dtype)
+        d["qpos"] = self._bcast(m.qpos0 if qpos is None else qpos, m.nq)
+        d["qvel"] = self._bcast(0.0 if qvel is None else qvel, m.nv)
+        d["act"] = self._bcast(0.0 if act is None else act, m.na)
+        d["ctrl"] = self._bcast(0.0 if ctrl is None else ctrl, m.nu)
+        mocap_bodies = np.flatnonzero(m.body_mocapid >= 0)
+        order = mocap_bodies[np.argsort(m.body_mocapid[mocap_bodies])]
+        d["mocap_pos"] = self._bcast(m.body_pos[order] if mocap_pos is None else mocap_pos, m.nmocap, (3,))
+        d["mocap_quat"] = self._bcast(m.body_quat[order] if mocap_quat is None else mocap_quat, m.nmocap, (4,))
+        self._d = {k: self._dev(v) for k, v in d.items()}
+        self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
+
+    # ------------------------------------------------------------------ stages
+    def kinematics(self) -> None:
+        """mj_kinematics at the current state (the stage tests' entry point)."""
+        self._k.kinematics_kernel(*self._m, *self._dargs())
+
+    def forward(self) -> None:
+        """mj_forward's smooth part at the current state, no integration."""
+        self._k.forward_kernel(*self._m, *self._dargs(), self.integrator)
+
+    def get(self, name: str) -> np.ndarray:
+        """Data field `name` of every env as numpy [B, ...] (a copy); 'qM' is the dense [B, nv, nv] matrix."""
+        return D.extract(self.model, self._host_data() if self.backend != "cpu" else self._d, name)
+
+    # ------------------------------------------------------------------ stepping
+    def _ctrl_rows(self, ctrl, nstep: int) -> Optional[np.ndarray]:
+        """ctrl as a contiguous [N, B or 1, nu] array (N = nstep or 1), or None."""
+        if ctrl is None:
+            return None
+        nu = self.model.nu
+        c = np.asarray(ctrl, dtype=self.dtype)
+        if c.ndim == 1:
+            c = c[None, None, :]
+        elif c.ndim == 2:
+            c = c[:, None, :]
+        if c.ndim != 3 or c.shape[2] != nu or c.shape[0] not in (1, nstep) or c.shape[1] not in (1, self.n_envs):
+            raise ValueError(f"ctrl must have shape [{nstep} or 1, {self.n_envs} or 1, {nu}], not {np.shape(ctrl)}")
+        if nu == 0:
+            return None
+        return np.ascontiguousarray(c)
+
+    def _launch(self, ctrl, s0, n, every, frame0, final, record, frames):
+        if ctrl is None:
+            cs, use = self._noctrl, 0
+        else:
+            rows = ctrl if ctrl.shape[0] == 1 else ctrl[s0:s0 + n]
+            cs, use = (self._dev(rows), 1) if rows.shape[0] else (self._noctrl, 0)
+        self._k.rollout_kernel(*self._m, *self._dargs(), cs, s0, n, every, frame0, int(final), use, int(record),
+                               self.integrator, frames, self._status)
+
+    def _failure(self):
+        st = self._host(self._status)
+        bad = np.flatnonzero(st[:, 0])
+        if bad.size == 0:
+            return None
+        env = int(bad[np.argmin(st[bad, 1], kind="stable")])
+        step, kind, inf = int(st[env, 1]), int(st[env, 2]), int(st[env, 3])
+        what = "Inf" if inf else "NaN"
+        return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
+
+    def step(self, nstep: int = 1, ctrl=None) -> None:
+        """Advance every env `nstep` steps; ctrl None holds the current ctrl, else [nstep or 1, B or 1, nu]."""
+        nstep = int(nstep)
+        c = self._ctrl_rows(ctrl, nstep)
+        s0 = 0
+        while s0 < nstep:
+            n = min(STEP_CHUNK, nstep - s0)
+            self._launch(c, s0, n, 1, 0, False, False, self._nodata)
+            s0 += n
+            f = self._failure()
+            if f is not None:
+                raise SimulationError(f[2], step=f[0], env=f[1])
+
+    def rollout(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Dict[str, np.ndarray]]:
+        """Advance `nstep` steps, yielding frames 0, every, 2*every, ... (T = nstep // every + 1)."""
+        nstep, every = int(nstep), int(every)
+        if nstep < 0 or every < 1:
+            raise ValueError("nstep must be >= 0 and every >= 1")
+        c = self._ctrl_rows(ctrl, nstep)
+        B = self.n_envs
+        per_frame = B * self._fwidth * np.dtype(self.dtype).itemsize
+        fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
+        span = fc * every  # steps per chunk
+        buf = self._dev(np.zeros((fc + 1, B, self._fwidth), self.dtype))
+        final_frame = nstep // every if nstep % every == 0 else -1
+        s0 = 0
+        while True:
+            n = min(span, nstep - s0)
+            last = s0 + n >= nstep
+            frame0 = s0 // every
+            self._launch(c, s0, n, every, frame0, last, True, buf)
+            # frames recorded in this launch: steps in [s0, s0+n) that are multiples of every, and the final one
+            first = -(-s0 // every)
+            stop = (s0 + n - 1) // every if n > 0 else first - 1
+            frames = list(range(first, stop + 1))
+            if last and final_frame >= 0 and (not frames or frames[-1] != final_frame):
+                frames.append(final_frame)
+            fail = self._failure()
+            host = self._host(buf) if frames else None
+            for t in frames:
+                if fail is not None and t * every >= fail[0]:
+                    break
+                yield self._frame(host[t - frame0])
+            if fail is not None:
+                raise SimulationError(fail[2], step=fail[0], env=fail[1])
+            if last:
+                return
+            s0 += n
+
+    def _frame(self, row: np.ndarray) -> Dict[str, np.ndarray]:
+        out = {}
+        for k, (off, n, shape) in self._layout.items():
+            v = row[:, off:off + n]
+            out[k] = np.array(v[:, 0] if k == "time" else v.reshape((self.n_envs,) + shape), copy=True)
+        return out
