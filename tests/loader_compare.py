@@ -47,8 +47,9 @@ def compare_models(ours: M.Model, ref: M.Model) -> List[str]:
                 ok = np.isclose(a, b, rtol=1e-9, atol=ATOL_POS)
             if not np.all(ok):
                 idx = [tuple(int(x) for x in i) for i in np.argwhere(~np.asarray(ok))[:3]]
+                shape = np.shape(ok) + ((4,) if name.endswith("quat") else ())
                 bad.append(f"{name}: {int(np.size(ok) - np.count_nonzero(ok))} mismatches, first at {idx}: "
-                           f"ours {a.reshape(np.shape(ok))[idx[0]]}, MuJoCo {b.reshape(np.shape(ok))[idx[0]]}")
+                           f"ours {a.reshape(shape)[idx[0]]}, MuJoCo {b.reshape(shape)[idx[0]]}")
         elif not np.array_equal(a, b):
             idx = [tuple(int(x) for x in i) for i in np.argwhere(a != b)[:3]]
             bad.append(f"{name}: mismatches at {idx}: ours {[a[i] for i in idx]}, MuJoCo {[b[i] for i in idx]}")

@@ -195,6 +195,13 @@ def _mulmat(a, b):
     return [sum(a[3 * r + k] * b[3 * k + c] for k in range(3)) for r in range(3) for c in range(3)]
 
 
+def _mulquat_raw(a, b):
+    return [a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]]
+
+
 def eig3(mat: Sequence[float]) -> Tuple[Vec, Vec]:
     """Eigenvalues (decreasing) and the frame quaternion of a symmetric 3x3 (Jacobi sweeps)."""
     eps = 1e-12
@@ -219,16 +226,14 @@ def eig3(mat: Sequence[float]) -> Tuple[Vec, Vec]:
         else:
             t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
         c = 1.0 / math.sqrt(1 + t * t)
-        if c > 1.0 - eps:
-            break
         tmp = [0.0, 0.0, 0.0, 0.0]
         tmp[rotk + 1] = -math.sqrt(0.5 - 0.5 * c) if tau >= 0 else math.sqrt(0.5 - 0.5 * c)
         if rotk == 1:
             tmp[rotk + 1] = -tmp[rotk + 1]
         tmp[0] = math.sqrt(1.0 - tmp[rotk + 1] * tmp[rotk + 1])
-        normvec(tmp)
-        quat = mulquat(quat, tmp)
-        normvec(quat)
+        quat = _mulquat_raw(quat, tmp)
+        n = math.sqrt(sum(x * x for x in quat))
+        quat = [x / n for x in quat]
     for j in range(3):
         j1 = j % 2
         if eigval[j1] + eps < eigval[j1 + 1]:
