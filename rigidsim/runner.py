@@ -18,7 +18,7 @@ import numpy as np
 
 from rigidsim import options as opts
 from rigidsim.errors import InputError, SimulationError
-from rigidsim.loaders import load_scene
+from rigidsim.loaders import load_scene, resolve_scene
 from rigidsim.loaders import model as M
 from rigidsim.trajectory import DEFAULT_RECORD, RECORDABLE, TrajectoryWriter
 
@@ -270,7 +270,7 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     sim.reset(**{k: np.asarray(v) for k, v in state.items()})
 
     writer = TrajectoryWriter(
-        out, model, scene=a.scene if Path(a.scene).exists() else model.source, options_yaml=opts.to_yaml(resolved),
+        out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
         dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
         float_dtype=np.float64 if precision == 64 else np.float32,
         extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
@@ -290,7 +290,8 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
                 complete = True
     except SimulationError as e:
         writer.close(False)
-        raise SimulationError(f"{e} Wrote the {frames} frames before it to {out} (complete=false).",
+        msg = str(e).rstrip(".")
+        raise SimulationError(f"{msg}. Wrote the {frames} frames before it to {out} (complete=false).",
                               step=e.step, env=e.env) from None
     except BaseException:
         writer.close(False)

@@ -57,7 +57,7 @@ def _chunk_rows(row_bytes: int) -> int:
 class TrajectoryWriter:
     """Write one run. Use as a context manager; call `add_frame` per frame, `finish()` on success."""
 
-    def __init__(self, out: str | Path, model: Model, *, scene: str, options_yaml: str, dt: float,
+    def __init__(self, out: str | Path, model: Model, *, scene: str, scene_path: str | Path, options_yaml: str, dt: float,
                  n_envs: int, n_steps: int, every: int, record: Sequence[str], float_dtype=np.float64,
                  extra_attrs: Optional[Mapping[str, object]] = None):
         self.out = Path(out)
@@ -76,7 +76,7 @@ class TrajectoryWriter:
         a["format_version"] = np.int64(FORMAT_VERSION)
         a["rigidsim_version"] = __version__
         a["scene"] = str(scene)
-        a["scene_sha256"] = sha256_of(scene) if Path(scene).is_file() else ""
+        a["scene_sha256"] = sha256_of(scene_path)
         a["options_yaml"] = options_yaml
         a["dt"] = np.float64(dt)
         a["n_envs"] = np.int64(n_envs)
