@@ -257,6 +257,24 @@ def rk_finish(m: ti.template(), d: ti.template(), b):
     nq, nv, na, nx, f0, dx0 = rk_offsets(m)
     h = m.opt_f[OPT_TIMESTEP]
     rk_combine(m, d, b, 4, True, 0)
+    # Rotational stage velocities live in the frames of their stage orientations: bring them to X[0]'s
+    # with the first-order term of the inverse exponential map, k_j = w_j + 1/2 theta_j x w_j, theta_j the
+    # stage's rotation h * a_j * w_(j-1) (MuJoCo 4's RK4 on the quaternion manifold).
+    for j in range(m.opt_i[SZ_NJNT]):
+        jt = m.jnt_i[j, JNT_TYPE]
+        if jt == JNT_FREE or jt == JNT_BALL:
+            va = m.jnt_i[j, JNT_DOFADR] + (3 if jt == JNT_FREE else 0)
+            for st in range(1, 4):
+                a = 0.5
+                bcoef = 1.0 / 3.0
+                if st == 3:
+                    a = 1.0
+                    bcoef = 1.0 / 6.0
+                prev = ti.Vector([d.rk[b, (st - 1) * nx + nq + va + c] for c in ti.static(range(3))])
+                w = ti.Vector([d.rk[b, st * nx + nq + va + c] for c in ti.static(range(3))])
+                corr = sm.cross3(prev * (a * h), w) * (0.5 * bcoef)
+                for c in ti.static(range(3)):
+                    d.rk[b, dx0 + va + c] += corr[c]
     for i in range(nq):
         d.qpos[b, i] = d.rk[b, i]
     for i in range(nv):

@@ -143,7 +143,7 @@ class Simulator:
         bad = np.flatnonzero(st[:, 0])
         if bad.size == 0:
             return None
-        env = int(bad[np.argmin(st[bad, 1], kind="stable")])
+        env = int(bad[np.argmin(st[bad, 1])])
         step, kind, inf = int(st[env, 1]), int(st[env, 2]), int(st[env, 3])
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"

@@ -23,26 +23,10 @@ from rigidsim.engine.layout import (
     FXPOS, JNT_AXIS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_HINGE, JNT_POS, JNT_QPOSADR, JNT_SLIDE, JNT_TYPE,
     MINVAL, OPT_DISABLEFLAGS, OPT_GRAVITY, QFRC_BIAS, QPOS0, SAMEFRAME_BODY, SAMEFRAME_BODYROT,
     SAMEFRAME_INERTIA, SAMEFRAME_INERTIAROT, SAMEFRAME_NONE, SUBTREE_COM, SUBTREE_MASS, SZ_NBODY, SZ_NGEOM,
-    SZ_NJNT, SZ_NM, SZ_NMOCAP, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID,
+    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID,
 )
 
 # ----------------------------------------------------------------------------- position
-
-
-@ti.func
-def normalize_quat(m: ti.template(), d: ti.template(), b):
-    """Normalize the quaternions of free and ball joints in qpos, and the mocap quaternions."""
-    for j in range(m.opt_i[SZ_NJNT]):
-        jt = m.jnt_i[j, JNT_TYPE]
-        if jt == JNT_FREE or jt == JNT_BALL:
-            a = m.jnt_i[j, JNT_QPOSADR] + (3 if jt == JNT_FREE else 0)
-            q = sm.normalize4(ti.Vector([d.qpos[b, a], d.qpos[b, a + 1], d.qpos[b, a + 2], d.qpos[b, a + 3]]))
-            for k in ti.static(range(4)):
-                d.qpos[b, a + k] = q[k]
-    for k in range(m.opt_i[SZ_NMOCAP]):
-        q = sm.normalize4(sm.get2(d.mocap_quat, b, k, 4))
-        for c in ti.static(range(4)):
-            d.mocap_quat[b, k, c] = q[c]
 
 
 @ti.func
@@ -69,14 +53,14 @@ def local_to_global(d: ti.template(), b, body, pos, quat, sameframe, arr: ti.tem
 
 @ti.func
 def kinematics(m: ti.template(), d: ti.template(), b, with_sites: ti.template()):
-    """mj_kinematics: body, inertial-frame, geom (and site) poses; normalizes qpos quaternions in place."""
+    """mj_kinematics: body, inertial-frame, geom (and site) poses. Quaternions in qpos and mocap_quat are
+    normalized where they are used, and left as given (MuJoCo 4)."""
     one9 = ti.Vector([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
     sm.setv(d.body, b, 0, XPOS, sm.zero3())
     sm.setv(d.body, b, 0, XQUAT, ti.Vector([1.0, 0.0, 0.0, 0.0]))
     sm.setv(d.body, b, 0, XIPOS, sm.zero3())
     sm.setv(d.body, b, 0, XMAT, one9)
     sm.setv(d.body, b, 0, XIMAT, one9)
-    normalize_quat(m, d, b)
 
     for i in range(1, m.opt_i[SZ_NBODY]):
         jntnum = m.body_i[i, BODY_JNTNUM]
@@ -96,7 +80,7 @@ def kinematics(m: ti.template(), d: ti.template(), b, with_sites: ti.template())
             bquat = sm.getm(m.body_f, i, BODY_QUAT, 4)
             if mid >= 0:
                 bpos = sm.get2(d.mocap_pos, b, mid, 3)
-                bquat = sm.get2(d.mocap_quat, b, mid, 4)
+                bquat = sm.normalize4(sm.get2(d.mocap_quat, b, mid, 4))
             pos = sm.getv(d.body, b, pid, XPOS, 3) + sm.rot_vec_mat(bpos, sm.getv(d.body, b, pid, XMAT, 9))
             quat = sm.mul_quat(sm.getv(d.body, b, pid, XQUAT, 4), bquat)
             for jj in range(jntnum):
@@ -112,7 +96,8 @@ def kinematics(m: ti.template(), d: ti.template(), b, with_sites: ti.template())
                 else:
                     qloc = ti.Vector([1.0, 0.0, 0.0, 0.0])
                     if jt == JNT_BALL:
-                        qloc = ti.Vector([d.qpos[b, qa], d.qpos[b, qa + 1], d.qpos[b, qa + 2], d.qpos[b, qa + 3]])
+                        qloc = sm.normalize4(ti.Vector([d.qpos[b, qa], d.qpos[b, qa + 1], d.qpos[b, qa + 2],
+                                                        d.qpos[b, qa + 3]]))
                     else:
                         qloc = sm.axis_angle2quat(jaxis, d.qpos[b, qa] - m.qpos_f[qa, QPOS0])
                     quat = sm.mul_quat(quat, qloc)

@@ -1,0 +1,273 @@
+"""Trajectories against MuJoCo, batch independence, determinism, rollout framing and failures.
+
+1000-step trajectories (constraints disabled, a fixed control sequence) of
+dm_control scenes match mj_step's qpos to 1e-8 with the scene's own
+integrator and with euler / implicitfast / rk4; the inline feature scene
+does the same without ../shared. float32 runs in a subprocess (the
+precision is fixed per process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rigidsim.errors import SimulationError
+from tests.mjref import MODELS, mujoco, shared_model
+from tests.test_engine_helpers import FEATURES_XML, our_model, without_constraints
+
+ROOT = Path(__file__).resolve().parents[1]
+EULER, RK4, IMPLICITFAST = 0, 1, 3
+APPROX = 100
+
+
+def _controls(mjm, n, seed=0):
+    rng = np.random.default_rng(seed)
+    lo = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 0], -1.0)
+    hi = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 1], 1.0)
+    return rng.uniform(lo, hi, size=(n, mjm.nu))
+
+
+def _mujoco_traj(mjm, ctrl, qpos0=None, qvel0=None):
+    d = mujoco.MjData(mjm)
+    if qpos0 is not None:
+        d.qpos[:] = qpos0
+    if qvel0 is not None:
+        d.qvel[:] = qvel0
+    out = [d.qpos.copy()]
+    for c in ctrl:
+        d.ctrl[:] = c
+        mujoco.mj_step(mjm, d)
+        out.append(d.qpos.copy())
+    return np.array(out)
+
+
+def _ours(mjm, ctrl, n_envs=1, qpos0=None, qvel0=None, every=1):
+    from rigidsim.engine.simulator import Simulator
+
+    sim = Simulator(our_model(mjm), n_envs)
+    sim.reset(qpos=qpos0, qvel=qvel0)
+    frames = list(sim.rollout(len(ctrl), every=every, ctrl=ctrl))
+    return sim, frames
+
+
+def _load(rel, integrator=None):
+    mjm = without_constraints(mujoco.MjModel.from_xml_path(str(shared_model(rel))))
+    if integrator is not None:
+        mjm.opt.integrator = integrator
+    return mjm
+
+
+TRAJ = [("pendulum", None), ("acrobot", None), ("cartpole", None), ("cheetah", None), ("humanoid", None),
+        ("pendulum", RK4), ("acrobot", EULER), ("cartpole", IMPLICITFAST), ("cheetah", IMPLICITFAST),
+        ("cheetah", RK4), ("humanoid", IMPLICITFAST)]
+
+
+@pytest.mark.parametrize("name,integrator", TRAJ)
+def test_dm_control_trajectory_matches_mujoco(name, integrator):
+    mjm = _load(f"dm_control/{name}.xml", integrator)
+    n = 1000
+    ctrl = _controls(mjm, n)
+    ref = _mujoco_traj(mjm, ctrl)
+    _, frames = _ours(mjm, ctrl)
+    got = np.array([f["qpos"][0] for f in frames])
+    assert got.shape == ref.shape
+    err = np.abs(got - ref).max()
+    assert err < 1e-8, f"{name} integrator {mjm.opt.integrator}: max |dqpos| {err:.3g}"
+
+
+@pytest.mark.parametrize("integrator", [EULER, IMPLICITFAST, RK4])
+def test_inline_trajectory_matches_mujoco(integrator):
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    mjm.opt.integrator = integrator
+    n = 500
+    ctrl = _controls(mjm, n, seed=integrator)
+    ref = _mujoco_traj(mjm, ctrl)
+    _, frames = _ours(mjm, ctrl)
+    got = np.array([f["qpos"][0] for f in frames])
+    assert np.abs(got - ref).max() < 1e-8
+
+
+def test_batch_envs_evolve_bitwise_as_single_runs():
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    mjm.opt.integrator = RK4
+    B, n = 4, 60
+    rng = np.random.default_rng(7)
+    qvel0 = 0.3 * rng.normal(size=(B, mjm.nv))
+    ctrl = np.stack([_controls(mjm, n, seed=b) for b in range(B)], axis=1)
+    _, batch = _ours(mjm, ctrl, n_envs=B, qvel0=qvel0)
+    for b in range(B):
+        _, single = _ours(mjm, ctrl[:, b:b + 1], n_envs=1, qvel0=qvel0[b])
+        for fb, fs in zip(batch, single):
+            for k in fb:
+                assert np.array_equal(fb[k][b], fs[k][0]), (k, b)
+
+
+def test_same_command_same_numbers():
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    ctrl = _controls(mjm, 50)
+    _, a = _ours(mjm, ctrl, n_envs=2)
+    _, b = _ours(mjm, ctrl, n_envs=2)
+    for fa, fb in zip(a, b):
+        for k in fa:
+            assert np.array_equal(fa[k], fb[k])
+
+
+def test_rollout_frames_and_step_agree():
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    n, every = 10, 3
+    ctrl = _controls(mjm, n, seed=2)
+    sim = Simulator(our_model(mjm), 2)
+    frames = list(sim.rollout(n, every=every, ctrl=ctrl))
+    assert len(frames) == n // every + 1
+    h = mjm.opt.timestep
+    np.testing.assert_allclose([f["time"][0] for f in frames], [t * every * h for t in range(len(frames))])
+    keys = {"time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat"}
+    assert set(frames[0]) == keys
+    assert frames[1]["xpos"].shape == (2, mjm.nbody, 3) and frames[1]["xquat"].shape == (2, mjm.nbody, 4)
+    # frame t is the state after t*every steps, with qacc from the forward pass at that state
+    ref = Simulator(our_model(mjm), 2)
+    at = Simulator(our_model(mjm), 2)
+    for t, f in enumerate(frames):
+        if t:
+            ref.step(every, ctrl=ctrl[(t - 1) * every:t * every])
+        assert np.array_equal(ref.get("qpos"), f["qpos"]) and np.array_equal(ref.get("qvel"), f["qvel"])
+        np.testing.assert_array_equal(f["ctrl"], np.broadcast_to(ctrl[t * every], (2, mjm.nu)))
+        at.reset(qpos=f["qpos"], qvel=f["qvel"], act=f["act"], ctrl=f["ctrl"])
+        at.forward()
+        assert np.array_equal(at.get("qacc"), f["qacc"])
+        assert np.array_equal(at.get("xpos"), f["xpos"])
+    # the state after the rollout is the one after n steps (n not a multiple of every)
+    ref.step(n - (len(frames) - 1) * every, ctrl=ctrl[(len(frames) - 1) * every:])
+    assert np.array_equal(ref.get("qpos"), sim.get("qpos"))
+
+
+def test_rollout_streams_in_chunks(monkeypatch):
+    from rigidsim.engine import simulator as S
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    ctrl = _controls(mjm, 40, seed=5)
+    _, whole = _ours(mjm, ctrl)
+    monkeypatch.setattr(S, "FRAME_BUDGET_BYTES", 1)  # one frame per launch
+    _, chunked = _ours(mjm, ctrl)
+    assert len(whole) == len(chunked) == 41
+    for a, b in zip(whole, chunked):
+        assert np.array_equal(a["qpos"], b["qpos"]) and np.array_equal(a["qacc"], b["qacc"])
+
+
+def test_nonfinite_env_stops_and_is_reported():
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    sim = Simulator(our_model(mjm), 3)
+    qpos = np.tile(mjm.qpos0, (3, 1))
+    qpos[2, 0] = np.nan
+    sim.reset(qpos=qpos)
+    got = []
+    with pytest.raises(SimulationError, match=r"qpos is NaN at step 0 in env 2") as e:
+        for f in sim.rollout(5):
+            got.append(f)
+    assert got == [] and e.value.step == 0 and e.value.env == 2
+
+    # a failure later in the run: a velocity that overflows after a few steps
+    sim.reset(qvel=np.where(np.arange(3)[:, None] == 1, 1e154, 0.0) * np.ones((3, mjm.nv)))
+    got = []
+    with pytest.raises(SimulationError, match=r"(qpos|qvel|qacc) is (NaN|Inf) at step \d+ in env 1") as e:
+        for f in sim.rollout(50, every=2):
+            got.append(f)
+    assert e.value.env == 1
+    assert len(got) == -(-e.value.step // 2)
+    for f in got:
+        assert np.isfinite(f["qpos"]).all() and np.isfinite(f["qacc"]).all()
+
+
+def test_approximate_implicitfast_uses_the_damped_matrix():
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    rng = np.random.default_rng(11)
+    qvel = rng.normal(size=mjm.nv)
+    ctrl = rng.uniform(-0.5, 0.5, size=mjm.nu)
+    act = rng.normal(size=mjm.na) * 0.3
+    d = mujoco.MjData(mjm)
+    d.qvel[:], d.ctrl[:], d.act[:] = qvel, ctrl, act
+    mujoco.mj_forward(mjm, d)
+    # qDeriv of implicitfast, d(qfrc_passive + qfrc_actuator)/dqvel: diagonal for joint transmissions
+    qderiv = np.diag(-mjm.dof_damping)
+    for i in range(mjm.nu):
+        lo, hi = mjm.actuator_forcerange[i]
+        if mjm.actuator_forcelimited[i] and not lo < d.actuator_force[i] < hi:
+            continue
+        bias_vel = mjm.actuator_biasprm[i, 2] if mjm.actuator_biastype[i] == 1 else 0.0
+        gain_vel = mjm.actuator_gainprm[i, 2] if mjm.actuator_gaintype[i] == 1 else 0.0
+        if gain_vel:
+            if mjm.actuator_dyntype[i] == 0:
+                bias_vel += gain_vel * ctrl[i]
+            else:
+                assert not mjm.actuator_actearly[i]
+                bias_vel += gain_vel * d.act[mjm.actuator_actadr[i]]
+        dof = mjm.jnt_dofadr[mjm.actuator_trnid[i, 0]]
+        qderiv[dof, dof] += mjm.actuator_gear[i, 0] ** 2 * bias_vel
+    full = np.zeros((mjm.nv, mjm.nv))
+    mujoco.mj_fullM(mjm, d, full)
+    expect = np.linalg.solve(full - mjm.opt.timestep * qderiv, d.qfrc_smooth)
+
+    m = our_model(mjm)
+    m.opt.integrator = APPROX
+    sim = Simulator(m, 1)
+    sim.reset(qvel=qvel, ctrl=ctrl, act=act)
+    sim.forward()
+    np.testing.assert_allclose(sim.get("qacc")[0], expect, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(sim.get("qM")[0], full, rtol=1e-12, atol=1e-12)  # qM stays the mass matrix
+    frames = list(sim.rollout(20))
+    assert np.isfinite(frames[-1]["qpos"]).all()
+
+
+_F32 = textwrap.dedent("""
+    import json, sys
+    import numpy as np, mujoco
+    sys.path.insert(0, {root!r})
+    from tests.mjref import model_from_mujoco
+    from rigidsim.engine.simulator import Simulator
+    out = {{}}
+    for name, src in {cases!r}:
+        mjm = mujoco.MjModel.from_xml_path(src) if not src.lstrip().startswith("<") else mujoco.MjModel.from_xml_string(src)
+        mjm.opt.disableflags |= 1
+        rng = np.random.default_rng(0)
+        lo = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 0], -1.0)
+        hi = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 1], 1.0)
+        ctrl = rng.uniform(lo, hi, size=(100, mjm.nu))
+        d = mujoco.MjData(mjm)
+        for c in ctrl:
+            d.ctrl[:] = c
+            mujoco.mj_step(mjm, d)
+        sim = Simulator(model_from_mujoco(mjm), 2, precision=32)
+        sim.step(100, ctrl=ctrl[:, None, :])
+        q = sim.get("qpos")
+        out[name] = [str(q.dtype), float(np.abs(q - d.qpos).max())]
+    print(json.dumps(out))
+""")
+
+
+def test_float32_within_1e_3_over_100_steps():
+    cases = [("features", FEATURES_XML)]
+    cheetah = MODELS / "dm_control" / "cheetah.xml"
+    if cheetah.exists():
+        cases.append(("cheetah", str(cheetah)))
+    code = _F32.format(root=str(ROOT), cases=cases)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    for name, (dtype, err) in res.items():
+        assert dtype == "float32", name
+        assert err < 1e-3, f"{name}: float32 qpos error {err:.3g}"
