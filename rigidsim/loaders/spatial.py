@@ -191,57 +191,95 @@ def offcenter(mass: float, d: Sequence[float]) -> Vec:
             -mass * d[1] * d[2]]
 
 
-def _mulmat(a, b):
-    return [sum(a[3 * r + k] * b[3 * k + c] for k in range(3)) for r in range(3) for c in range(3)]
+# --- principal axes: MuJoCo 4.0's mju_eig3 (engine), reproduced to the last bit ---------------
+#
+# MuJoCo 4.0 routes the compiler's principal-axes computation through the
+# engine's eig3, which differs from older releases: the stopping rule is
+# relative (largest |off-diagonal| <= 4e-15 * largest |entry|, no separate
+# cosine test), the Jacobi rotation's half-angle quaternion is built from
+# tan(theta/2), and the shipped library groups the sums of its quaternion
+# helpers pairwise.  Every grouping below was checked bit for bit against
+# mujoco.mju_eig3 on random symmetric matrices.
+
+_EIG_RELTOL = 4e-15  # stopping rule, relative to the largest |entry|
+_EIG_SORTTOL = 1e-12  # eigenvalues closer than this (relative) are not swapped
+_SQRT_HALF = 0.707106781186548  # the literal MuJoCo uses for the 90-degree swap rotations
 
 
-def _mulquat_raw(a, b):
-    return [a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]]
+def _eig_quat2mat(q):
+    if q[0] == 1 and q[1] == 0 and q[2] == 0 and q[3] == 0:
+        return [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    w, x, y, z = q
+    ww, xx, yy, zz = w * w, x * x, y * y, z * z
+    return [(ww - yy) + (xx - zz), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), (ww + yy) - (xx + zz), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), (ww - yy) - (xx - zz)]
+
+
+def _eig_mulquat(q, h):
+    return [(q[0] * h[0] - q[1] * h[1]) + (-(q[2] * h[2]) - q[3] * h[3]),
+            (q[0] * h[1] + q[1] * h[0]) + (q[2] * h[3] - q[3] * h[2]),
+            (q[0] * h[2] - q[1] * h[3]) + (q[2] * h[0] + q[3] * h[1]),
+            (q[0] * h[3] + q[1] * h[2]) + (-(q[2] * h[1]) + q[3] * h[0])]
+
+
+def _eig_normalize(q):
+    n = math.sqrt((q[0] * q[0] + q[1] * q[1]) + (q[2] * q[2] + q[3] * q[3]))
+    if n < MINVAL:
+        return [1.0, 0.0, 0.0, 0.0]
+    if abs(n - 1.0) > MINVAL:
+        s = 1.0 / n
+        return [x * s for x in q]
+    return q
 
 
 def eig3(mat: Sequence[float]) -> Tuple[Vec, Vec]:
-    """Eigenvalues (decreasing) and the frame quaternion of a symmetric 3x3 (Jacobi sweeps)."""
-    eps = 1e-12
+    """Eigenvalues (decreasing) and frame quaternion of a symmetric 3x3 (row-major), as mju_eig3."""
+    scale = 0.0
+    for x in mat:
+        scale = max(abs(x), scale)
+    tol = _EIG_RELTOL * scale
     quat = [1.0, 0.0, 0.0, 0.0]
-    eigval = [0.0, 0.0, 0.0]
-    for _ in range(500):
-        ev = quat2mat(quat)
-        evT = [ev[0], ev[3], ev[6], ev[1], ev[4], ev[7], ev[2], ev[5], ev[8]]
-        D = _mulmat(_mulmat(evT, mat), ev)
+    for it in range(501):
+        # D = R' * mat * R, products summed left to right
+        e = _eig_quat2mat(quat)
+        t = [e[r] * mat[c] + e[3 + r] * mat[3 + c] + e[6 + r] * mat[6 + c] for r in range(3) for c in range(3)]
+        D = [t[3 * r] * e[c] + t[3 * r + 1] * e[3 + c] + t[3 * r + 2] * e[6 + c]
+             for r in range(3) for c in range(3)]
         eigval = [D[0], D[4], D[8]]
+        if it == 500:
+            break
         if abs(D[1]) > abs(D[2]) and abs(D[1]) > abs(D[5]):
             rk, ck, rotk = 0, 1, 2
         elif abs(D[2]) > abs(D[5]):
             rk, ck, rotk = 0, 2, 1
         else:
             rk, ck, rotk = 1, 2, 0
-        if abs(D[3 * rk + ck]) < eps:
+        off = D[3 * rk + ck]
+        if tol >= abs(off):
             break
-        tau = (D[4 * ck] - D[4 * rk]) / (2 * D[3 * rk + ck])
+        # 2x2 symmetric Schur step: tangent of the angle, then of the half angle
+        tau = (D[4 * ck] - D[4 * rk]) / (off + off)
         if tau >= 0:
-            t = 1.0 / (tau + math.sqrt(1 + tau * tau))
+            tan = 1.0 / (tau + math.sqrt(tau * tau + 1.0))
         else:
-            t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
-        c = 1.0 / math.sqrt(1 + t * t)
-        tmp = [0.0, 0.0, 0.0, 0.0]
-        tmp[rotk + 1] = -math.sqrt(0.5 - 0.5 * c) if tau >= 0 else math.sqrt(0.5 - 0.5 * c)
-        if rotk == 1:
-            tmp[rotk + 1] = -tmp[rotk + 1]
-        tmp[0] = math.sqrt(1.0 - tmp[rotk + 1] * tmp[rotk + 1])
-        quat = _mulquat_raw(quat, tmp)
-        n = math.sqrt(sum(x * x for x in quat))
-        quat = [x / n for x in quat]
+            tan = -1.0 / (math.sqrt(tau * tau + 1.0) - tau)
+        half = tan / (math.sqrt(tan * tan + 1.0) + 1.0)
+        cos_half = 1.0 / math.sqrt(half * half + 1.0)
+        if rotk != 1:
+            half = -half
+        rot = [cos_half, 0.0, 0.0, 0.0]
+        rot[rotk + 1] = half * cos_half
+        quat = _eig_normalize(_eig_mulquat(quat, rot))
+    # decreasing order: swaps (0,1), (1,2), (0,1), each a 90-degree turn of the frame
+    stol = _EIG_SORTTOL * scale
     for j in range(3):
         j1 = j % 2
-        if eigval[j1] + eps < eigval[j1 + 1]:
+        if eigval[j1 + 1] > eigval[j1] + stol:
             eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
-            tmp = [0.707106781186548, 0.0, 0.0, 0.0]
-            tmp[(j1 + 2) % 3 + 1] = tmp[0]
-            quat = mulquat(quat, tmp)
-            normvec(quat)
+            rot = [_SQRT_HALF, 0.0, 0.0, 0.0]
+            rot[(j1 + 2) % 3 + 1] = _SQRT_HALF
+            quat = _eig_normalize(_eig_mulquat(quat, rot))
     return eigval, quat
 
 
