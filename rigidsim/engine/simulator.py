@@ -106,7 +106,9 @@ class Simulator:
 
     def forward(self) -> None:
         """mj_forward's smooth part at the current state, no integration."""
-        self._k.forward_kernel(*self._m, *self._dargs(), self.integrator)
+        # only approximate_implicitfast changes the forward pass: one compiled variant for the others
+        variant = self.integrator if self.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
+        self._k.forward_kernel(*self._m, *self._dargs(), variant)
 
     def get(self, name: str) -> np.ndarray:
         """Data field `name` of every env as numpy [B, ...] (a copy); 'qM' is the dense [B, nv, nv] matrix."""
