@@ -1,25 +1,243 @@
 """Mesh and height-field assets.
 
+Meshes: binary STL, OBJ and MSH files (`mesh_io`) or inline ``vertex`` /
+``face``, with ``scale``, ``refpos``/``refquat`` and ``inertia``
+(legacy, the default, exact, convex, shell), compiled as MuJoCo 4.0 does:
+STL corners merged, the user transform applied, the mesh re-expressed in its
+own frame (origin at the centre of mass of the solid, or of the surface for
+``shell``; axes along the principal axes), ``mesh_pos``/``mesh_quat`` holding
+that frame, vertices stored in it. The convex hull (scipy's qhull, as
+MuJoCo's) is only built where the compiled fields need it: ``convex``
+inertia and meshes given without faces.
+
 Height fields: inline ``elevation`` (row-major, nrow x ncol) or a blank
 ``nrow`` x ``ncol`` field, normalized to [0, 1] as MuJoCo does; PNG and
-custom binary files are refused. Meshes are refused for now (see
-`compile_mesh`).
+custom binary files are refused.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import spatial as sp
+from rigidsim.loaders.mesh_io import MeshFileError, merge_repeated, read_mesh_file
 from rigidsim.loaders.mjcf_defaults import where
 from rigidsim.loaders.mjcf import Rec
 
 EPS = 1e-14
+MINVAL = 1e-15
+CONVEX, EXACT, LEGACY, SHELL = 0, 1, 2, 3
+
+_cache: dict = {}  # (resolved file, mtime, size, righthand) -> (vert, face, merge): panda variants share files
+
+
+def mesh_path(rec, scene, compiler) -> Path:
+    f = rec.file.replace("\\", "/")
+    if compiler.get("strippath"):
+        f = Path(f).name
+    p = Path(f)
+    if p.is_absolute():
+        return p
+    d = Path(compiler.get("meshdir") or "")
+    if not d.is_absolute():
+        d = Path(scene.basedir) / d
+    return d / p
+
+
+def _load(rec, scene, compiler, righthand, w):
+    path = mesh_path(rec, scene, compiler)
+    if not path.is_file():
+        raise InputError(f"<mesh> '{rec.name}': mesh file '{rec.file}' not found (looked for {path})", where=w)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, righthand)
+    if key not in _cache:
+        try:
+            _cache[key] = read_mesh_file(path, righthand)
+        except MeshFileError as e:
+            raise InputError(f"<mesh> '{rec.name}': {e} ({path})", where=w) from None
+        except OSError as e:
+            raise InputError(f"<mesh> '{rec.name}': cannot read mesh file {path}: {e.strerror}", where=w) from None
+    return _cache[key]
 
 
 def compile_mesh(rec, scene, compiler):
-    raise InputError(f"<mesh> '{rec.name}': mesh assets are not supported by rigidsim yet "
-                     f"(the mesh compiler has not landed)", where=where(rec.el, scene.filename))
+    w = where(rec.el, scene.filename)
+
+    def fail(msg):
+        raise InputError(f"<mesh> '{rec.name}': {msg}", where=w)
+
+    scale = [float(x) for x in rec.scale]
+    righthand = scale[0] * scale[1] * scale[2] > 0
+    face = None
+    if rec.file is not None:
+        if rec.vertex is not None:
+            fail("repeated vertex specification (both a file and 'vertex')")
+        vert, face, merge = _load(rec, scene, compiler, righthand, w)
+        if rec.face is not None:
+            if len(face):
+                fail("repeated face specification (both a file and 'face')")
+            face = None
+        if merge:
+            vert, face = merge_repeated(vert, face)
+    else:
+        if rec.vertex is None:
+            fail("no vertices (give a file or 'vertex')")
+        if len(rec.vertex) % 3:
+            fail("vertex data must be a multiple of 3")
+        vert = np.asarray(rec.vertex, dtype=np.float64).astype(np.float32).reshape(-1, 3)
+    if face is None or not len(face):
+        face = None
+        if rec.face is not None and len(rec.face):
+            if len(rec.face) % 3:
+                fail("face data must be a multiple of 3")
+            face = np.asarray(rec.face, dtype=np.int64).reshape(-1, 3)
+            if not righthand:
+                face = face[:, [0, 2, 1]]
+    if len(vert) < 4:
+        fail("at least 4 vertices required")
+    if not np.all(np.isfinite(vert)):
+        fail("vertex coordinates must be finite")
+    if face is not None and (face.min() < 0 or face.max() >= len(vert)):
+        bad = int(np.argmax((face < 0).any(1) | (face >= len(vert)).any(1)))
+        fail(f"in face {bad}, a vertex index does not exist (the mesh has {len(vert)} vertices)")
+    inertia = int(getattr(rec, "inertia", LEGACY))
+    v = vert.astype(np.float64)
+    hull = None
+    if face is None or inertia == CONVEX:
+        hull = convex_hull(v, fail)
+    if face is None:
+        face = hull
+    face = np.ascontiguousarray(face, dtype=np.int32)
+    if inertia == EXACT:
+        _check_orientation(v, face, fail)
+    v = _user_transform(v, rec, scale)
+    pos, quat, vol, boxsz = _mass_frame(v, face, hull, inertia, fail)
+    # vertices in the mesh frame: v -> R' (v - com)
+    rmat = np.array(sp.quat2mat([quat[0], -quat[1], -quat[2], -quat[3]])).reshape(3, 3)
+    vc = v - np.asarray(pos)
+    vm = vc @ rmat.T
+    aamm = list(vm.min(0)) + list(vm.max(0))
+    return Rec(vert=vm.astype(np.float32), face=face, pos=list(pos), quat=list(quat), scale=scale,
+               aamm=[float(x) for x in aamm], volume=vol, boxsz=boxsz)
+
+
+def _user_transform(v, rec, scale):
+    """refpos / refquat (the mesh is moved by their inverse), then the scale."""
+    if rec.refpos is not None and any(rec.refpos):
+        v = v - np.asarray(rec.refpos, dtype=np.float64)
+    if rec.refquat is not None and list(rec.refquat) != [1.0, 0.0, 0.0, 0.0]:
+        q = list(rec.refquat)
+        sp.normvec(q)
+        m = np.array(sp.quat2mat(q)).reshape(3, 3)
+        v = v @ m  # rows: m' v
+    if scale != [1.0, 1.0, 1.0]:
+        v = v * np.asarray(scale)
+    return v
+
+
+def _seqsum(x):
+    """Sum along axis 0 in sequence (as the compiler's loop accumulates), not pairwise."""
+    return np.cumsum(x, axis=0)[-1] if len(x) else np.zeros(np.shape(x)[1:])
+
+
+def _triangles(v, face):
+    a, b, c = v[face[:, 0]], v[face[:, 1]], v[face[:, 2]]
+    center = (a + b + c) / 3
+    nrm = np.cross(b - a, c - a)
+    ln = np.sqrt(nrm[:, 0] * nrm[:, 0] + nrm[:, 1] * nrm[:, 1] + nrm[:, 2] * nrm[:, 2])
+    ok = ln >= MINVAL
+    area = np.where(ok, ln / 2, 0.0)
+    normal = np.where(ok[:, None], nrm / np.where(ok, ln, 1.0)[:, None], 0.0)
+    return area, normal, center
+
+
+def _mass_frame(v, face, hull, inertia, fail):
+    """Centre of mass, principal frame, volume (surface for shell) and equivalent box half-sizes."""
+    area, normal, center = _triangles(v, face)
+    tot = _seqsum(area)
+    if tot < MINVAL:
+        fail("mesh surface area is too small")
+    facecen = _seqsum(area[:, None] * center) / tot
+    f = hull if inertia == CONVEX else face
+    if inertia == CONVEX:
+        area, normal, center = _triangles(v, f)
+    if inertia == SHELL:
+        w = area
+    else:
+        vec = center - facecen
+        w = (vec[:, 0] * normal[:, 0] + vec[:, 1] * normal[:, 1] + vec[:, 2] * normal[:, 2]) * area / 3
+        if inertia == LEGACY:
+            w = np.abs(w)
+    total = _seqsum(w)
+    if inertia != SHELL and total < MINVAL:
+        fail("mesh volume is negative (misoriented triangles)" if total < 0 else
+             "mesh volume is too small; try inertia='shell'")
+    com = _seqsum(w[:, None] * (center * 3.0 / 4.0 + facecen / 4.0))
+    if total >= MINVAL:
+        com = com / total
+    # second moments about the centre of mass
+    vc = v - com
+    d, e, g = vc[f[:, 0]], vc[f[:, 1]], vc[f[:, 2]]
+    area, normal, center = _triangles(vc, f)
+    if inertia == SHELL:
+        w = area
+    else:
+        w = (center[:, 0] * normal[:, 0] + center[:, 1] * normal[:, 1] + center[:, 2] * normal[:, 2]) * area / 3
+        if inertia == LEGACY:
+            w = np.abs(w)
+    total = float(_seqsum(w))
+    c = 12.0 if inertia == SHELL else 20.0
+    P = []
+    for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
+        t = (2 * (d[:, i] * d[:, j] + e[:, i] * e[:, j] + g[:, i] * g[:, j])
+             + d[:, i] * e[:, j] + d[:, j] * e[:, i] + d[:, i] * g[:, j] + d[:, j] * g[:, i]
+             + e[:, i] * g[:, j] + e[:, j] * g[:, i])
+        P.append(float(_seqsum(w / c * t)))
+    full = [P[1] + P[2], P[0] + P[2], P[0] + P[1], -P[3], -P[4], -P[5]]
+    mat = [full[0], full[3], full[4], full[3], full[1], full[5], full[4], full[5], full[2]]
+    ev, quat = sp.eig3(mat)
+    if ev[2] <= 0:
+        fail("eigenvalue of mesh inertia must be positive")
+    atol, rtol = 1e-9, 1e-6
+    if (ev[0] + ev[1] < ev[2] * (1 - rtol) - atol or ev[0] + ev[2] < ev[1] * (1 - rtol) - atol
+            or ev[1] + ev[2] < ev[0] * (1 - rtol) - atol):
+        fail("eigenvalues of mesh inertia violate A + B >= C")
+    boxsz = [0.5 * float(np.sqrt(6 * (ev[1] + ev[2] - ev[0]) / total)),
+             0.5 * float(np.sqrt(6 * (ev[0] + ev[2] - ev[1]) / total)),
+             0.5 * float(np.sqrt(6 * (ev[0] + ev[1] - ev[2]) / total))]
+    return [float(x) for x in com], quat, total, boxsz
+
+
+def _check_orientation(v, face, fail):
+    """Exact inertia needs consistently oriented faces: no directed edge may repeat."""
+    area, _, _ = _triangles(v, face)
+    f = face[area > np.sqrt(MINVAL)]
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]).astype(np.int64)
+    key = edges[:, 0] * (len(v) + 1) + edges[:, 1]
+    u, cnt = np.unique(key, return_counts=True)
+    if np.any(cnt > 1):
+        k = int(u[np.argmax(cnt > 1)])
+        fail(f"faces have inconsistent orientation; check the faces containing vertices "
+             f"{k // (len(v) + 1) + 1} and {k % (len(v) + 1) + 1}")
+
+
+def convex_hull(v, fail):
+    """Outward-oriented triangles of the convex hull (qhull with triangulated output, as MuJoCo)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        h = ConvexHull(v, qhull_options="Qt")
+    except (QhullError, ValueError) as e:
+        fail(f"qhull error: {str(e).splitlines()[0] if str(e) else 'degenerate vertices'}")
+    f = h.simplices.astype(np.int32)
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    n = np.cross(b - a, c - a)
+    flip = (n * h.equations[:, :3]).sum(1) < 0
+    f[flip] = f[flip][:, [0, 2, 1]]
+    return f
 
 
 def compile_hfield(rec, scene, compiler):
@@ -47,3 +265,4 @@ def compile_hfield(rec, scene, compiler):
     if emax - emin > EPS:
         data = data / (emax - emin)
     return Rec(size=list(rec.size), nrow=nrow, ncol=ncol, data=data.astype(np.float32))
+

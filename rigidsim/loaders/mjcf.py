@@ -271,8 +271,8 @@ class Reader:
                 for ch in self.children(a):
                     self.unsupported(ch)
                 spec = self.cls(a, None).spec("mesh")
-                D.read_into(spec, a, ("scale",), self.filename)
-                rec = Rec(el=a, name=a.get("name"), file=a.get("file"), scale=spec["scale"],
+                D.read_into(spec, a, ("scale", "inertia"), self.filename)
+                rec = Rec(el=a, name=a.get("name"), file=a.get("file"), scale=spec["scale"], inertia=spec["inertia"],
                           vertex=self.val(a, "vertex", ("f", 1 << 30)), face=self.val(a, "face", ("i", 1 << 30)),
                           refpos=self.val(a, "refpos"), refquat=self.val(a, "refquat"))
                 if rec.name is None:

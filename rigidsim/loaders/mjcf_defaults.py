@@ -51,6 +51,7 @@ ATTR_TYPES: Dict[str, object] = {
     "contype": ("i", 1), "conaffinity": ("i", 1), "condim": ("i", 1), "group": ("i", 1),
     "priority": ("i", 1), "iterations": ("i", 1), "ls_iterations": ("i", 1), "noslip_iterations": ("i", 1),
     "ccd_iterations": ("i", 1), "nrow": ("i", 1), "ncol": ("i", 1),
+    "inertia": ("k", {"convex": 0, "exact": 1, "legacy": 2, "shell": 3}),
     "limited": ("k", LIMITED), "ctrllimited": ("k", LIMITED), "forcelimited": ("k", LIMITED),
     "actlimited": ("k", LIMITED), "actuatorfrclimited": ("k", LIMITED),
     "dyntype": ("k", DYN_TYPES), "gaintype": ("k", GAIN_TYPES), "biastype": ("k", BIAS_TYPES),
@@ -163,7 +164,7 @@ def pair_defaults() -> dict:
 
 
 def mesh_defaults() -> dict:
-    return dict(scale=[1.0, 1.0, 1.0])
+    return dict(scale=[1.0, 1.0, 1.0], inertia=2)  # inertia: mjtMeshInertia, 'legacy' by default
 
 
 ORIENT_ATTRS = ("axisangle", "xyaxes", "zaxis", "euler")
@@ -326,7 +327,7 @@ def read_pair(spec: dict, el, filename: str) -> None:
 
 
 def read_mesh_default(spec: dict, el, filename: str) -> None:
-    read_into(spec, el, ("scale",), filename)
+    read_into(spec, el, ("scale", "inertia"), filename)
 
 
 KINDS: Dict[str, tuple] = {

@@ -105,7 +105,7 @@ SCHEMA: Dict[str, Spec] = {
     "statistic": ({"meaninertia", "meanmass", "meansize", "extent", "center"}, set(), {}),
     # defaults
     "default": ({"class"}, set(), {}),
-    "default/mesh": ({"scale"}, set(), {"maxhullvert": "-1", "inertia": "legacy"}),
+    "default/mesh": ({"scale", "inertia"}, set(), {"maxhullvert": "-1"}),
     "default/material": (set(), {"texture", "emission", "specular", "shininess", "reflectance", "rgba",
                                  "texrepeat", "texuniform", "metallic", "roughness"}, {}),
     "default/joint": (_JOINT, {"user"}, dict(_JOINT_U)),
@@ -129,9 +129,9 @@ SCHEMA: Dict[str, Spec] = {
     "light": ({"name", "class"} | _LIGHT, set(), {}),
     # assets
     "asset": (set(), set(), {}),
-    "mesh": ({"name", "class", "file", "vertex", "face", "scale", "refpos", "refquat"},
+    "mesh": ({"name", "class", "file", "vertex", "face", "scale", "refpos", "refquat", "inertia"},
              {"normal", "texcoord", "smoothnormal", "content_type", "material"},
-             {"maxhullvert": "-1", "inertia": "legacy", "builtin": None, "params": None}),
+             {"maxhullvert": "-1", "builtin": None, "params": None}),
     "hfield": ({"name", "file", "nrow", "ncol", "size", "elevation"}, {"content_type"}, {}),
     "texture": (set(), {"name", "type", "file", "gridsize", "gridlayout", "fileright", "fileleft", "fileup",
                         "filedown", "filefront", "fileback", "builtin", "rgb1", "rgb2", "mark", "markrgb",
