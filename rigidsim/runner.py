@@ -268,6 +268,7 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     t0 = time.perf_counter()
     sim = Simulator(model, a.envs, precision=precision, backend=backend)
     sim.reset(**{k: np.asarray(v) for k, v in state.items()})
+    sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
 
     writer = TrajectoryWriter(
         out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),

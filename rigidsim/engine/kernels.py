@@ -8,6 +8,11 @@ the stage tests use; ``rollout_kernel`` advances many steps per launch,
 records frames into an in-kernel buffer and stops an env at its first
 non-finite value, so launch overhead is amortized over a chunk of steps.
 
+Taichi's CPU backend splits a range-for across threads only when it has at
+least about a thousand iterations; ``spread`` stretches the env loop to
+B * spread iterations of which every spread-th does an env's work, so small
+batches use every core too (each env is still done by exactly one thread).
+
 Argument groups, in order: model arrays (``M``), data arrays (``D``), then
 the kernel's own inputs and outputs.
 """
@@ -44,16 +49,20 @@ def kinematics_kernel(
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    # In:
+    spread: ti.i32,
 ):
-    for b in range(qpos.shape[0]):
-        kinematics(
-            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                   opt_f=opt_f, opt_i=opt_i),
-            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                   act_dot=act_dot, rk=rk),
-            b, True)
+    for i in range(qpos.shape[0] * spread):
+        if i % spread == 0:
+            b = i // spread
+            kinematics(
+                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                       opt_f=opt_f, opt_i=opt_i),
+                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                       act_dot=act_dot, rk=rk),
+                b, True)
 
 
 @ti.kernel
@@ -65,17 +74,19 @@ def forward_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
     # In:
-    integrator: ti.template(),
+    spread: ti.i32, integrator: ti.template(),
 ):
-    for b in range(qpos.shape[0]):
-        forward(
-            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                   opt_f=opt_f, opt_i=opt_i),
-            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                   act_dot=act_dot, rk=rk),
-            b, integrator)
+    for i in range(qpos.shape[0] * spread):
+        if i % spread == 0:
+            b = i // spread
+            forward(
+                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                       opt_f=opt_f, opt_i=opt_i),
+                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                       act_dot=act_dot, rk=rk),
+                b, integrator)
 
 
 @ti.func
@@ -180,17 +191,19 @@ def rollout_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
     # In:
-    ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32, use_ctrl: ti.i32,
+    spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32, use_ctrl: ti.i32,
     record: ti.i32, integrator: ti.template(),
     # Out:
     frames: ND, status: ND,
 ):
-    for b in range(qpos.shape[0]):
-        _rollout_env(
-            _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                   geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                   opt_f=opt_f, opt_i=opt_i),
-            _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                   mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                   act_dot=act_dot, rk=rk),
-            b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)
+    for i in range(qpos.shape[0] * spread):
+        if i % spread == 0:
+            b = i // spread
+            _rollout_env(
+                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
+                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                       opt_f=opt_f, opt_i=opt_i),
+                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
+                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
+                       act_dot=act_dot, rk=rk),
+                b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

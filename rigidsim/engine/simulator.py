@@ -17,6 +17,7 @@ names the step and env.
 
 from __future__ import annotations
 
+import time
 from typing import Dict, Iterator, Optional
 
 import numpy as np
@@ -29,7 +30,9 @@ from rigidsim.loaders.model import Model
 
 _KIND = {1: "qpos", 2: "qvel", 3: "qacc"}
 FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
-STEP_CHUNK = 4096  # steps per launch when nothing is recorded
+STEP_CHUNK = 4096
+LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
+PARALLEL_MIN_ITERS = 2048  # Taichi's CPU range-for runs serially below about a thousand iterations  # steps per launch when nothing is recorded
 
 
 class Simulator:
@@ -43,6 +46,8 @@ class Simulator:
         self._k = kernels
         self.model = model
         self.n_envs = int(n_envs)
+        # iterations per env in the kernels' env loop, so Taichi splits even small batches across threads
+        self._spread = 1 if self.n_envs == 1 else -(-PARALLEL_MIN_ITERS // self.n_envs)
         self.precision = precision
         self.backend = backend
         self.integrator = D.integrator_of(model)
@@ -102,13 +107,13 @@ class Simulator:
     # ------------------------------------------------------------------ stages
     def kinematics(self) -> None:
         """mj_kinematics at the current state (the stage tests' entry point)."""
-        self._k.kinematics_kernel(*self._m, *self._dargs())
+        self._k.kinematics_kernel(*self._m, *self._dargs(), self._spread)
 
     def forward(self) -> None:
         """mj_forward's smooth part at the current state, no integration."""
         # only approximate_implicitfast changes the forward pass: one compiled variant for the others
         variant = self.integrator if self.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
-        self._k.forward_kernel(*self._m, *self._dargs(), variant)
+        self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant)
 
     def get(self, name: str) -> np.ndarray:
         """Data field `name` of every env as numpy [B, ...] (a copy); 'qM' is the dense [B, nv, nv] matrix."""
@@ -137,7 +142,7 @@ class Simulator:
         else:
             rows = ctrl if ctrl.shape[0] == 1 else ctrl[s0:s0 + n]
             cs, use = (self._dev(rows), 1) if rows.shape[0] else (self._noctrl, 0)
-        self._k.rollout_kernel(*self._m, *self._dargs(), cs, s0, n, every, frame0, int(final), use, int(record),
+        self._k.rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final), use, int(record),
                                self.integrator, frames, self._status)
 
     def _failure(self):
@@ -149,6 +154,10 @@ class Simulator:
         step, kind, inf = int(st[env, 1]), int(st[env, 2]), int(st[env, 3])
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
+
+    def prepare(self) -> None:
+        """Compile (or load from the offline cache) the rollout kernel now, without stepping."""
+        self._launch(None, 0, 0, 1, 0, False, False, self._nodata)
 
     def step(self, nstep: int = 1, ctrl=None) -> None:
         """Advance every env `nstep` steps; ctrl None holds the current ctrl, else [nstep or 1, B or 1, nu]."""
@@ -172,15 +181,24 @@ class Simulator:
         B = self.n_envs
         per_frame = B * self._fwidth * np.dtype(self.dtype).itemsize
         fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
-        span = fc * every  # steps per chunk
-        buf = self._dev(np.zeros((fc + 1, B, self._fwidth), self.dtype))
+        span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
+        # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
+        buf = self._dev(np.zeros((fc + 2, B, self._fwidth), self.dtype))
         final_frame = nstep // every if nstep % every == 0 else -1
         s0 = 0
+        n_next = 1  # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS
         while True:
-            n = min(span, nstep - s0)
+            n = min(n_next, span, nstep - s0)
             last = s0 + n >= nstep
             frame0 = s0 // every
+            t_launch = time.perf_counter()
             self._launch(c, s0, n, every, frame0, last, True, buf)
+            elapsed = time.perf_counter() - t_launch
+            # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress
+            if elapsed < LAUNCH_SECONDS:
+                n_next = n * 8 if elapsed < LAUNCH_SECONDS / 8 else max(n + 1, int(n * LAUNCH_SECONDS / max(elapsed, 1e-9)))
+            else:
+                n_next = max(1, int(n * LAUNCH_SECONDS / elapsed))
             # frames recorded in this launch: steps in [s0, s0+n) that are multiples of every, and the final one
             first = -(-s0 // every)
             stop = (s0 + n - 1) // every if n > 0 else first - 1
