@@ -48,6 +48,7 @@ class RunResult:
     steps_done: int
     complete: bool
     seconds: float
+    build_seconds: float = 0.0
     message: str = ""
 
 
@@ -265,10 +266,12 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
 
     from rigidsim.engine.simulator import Simulator
 
-    t0 = time.perf_counter()
+    t_build = time.perf_counter()
     sim = Simulator(model, a.envs, precision=precision, backend=backend)
     sim.reset(**{k: np.asarray(v) for k, v in state.items()})
     sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
+    t0 = time.perf_counter()
+    build_seconds = t0 - t_build
 
     writer = TrajectoryWriter(
         out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
@@ -299,4 +302,5 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
         raise
     writer.close(complete)
     return RunResult(out=out, frames=frames, steps_done=(frames - 1) * a.every if frames else 0,
-                     complete=complete, seconds=time.perf_counter() - t0, message=message)
+                     complete=complete, seconds=time.perf_counter() - t0, build_seconds=build_seconds,
+                     message=message)
