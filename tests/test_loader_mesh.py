@@ -18,11 +18,6 @@ VERT = [[0.0, 0.0, 0.0], [0.3, 0.0, 0.05], [0.05, 0.2, 0.0], [0.02, 0.04, 0.15],
 FACE = [[0, 1, 3], [0, 3, 2], [1, 2, 3], [0, 4, 1], [1, 4, 2], [2, 4, 0]]
 
 
-# Known gap, not hidden: MuJoCo 4.0's mesh principal axes (mesh_quat, hence geom_quat, the mesh-frame
-# vertices, geom_size/aabb/rbound) differ from ours by 1e-8..1e-5; mesh_pos, volume, counts, faces match.
-AXES = pytest.mark.xfail(reason="mesh principal axes differ from MuJoCo 4.0 (mesh_quat 1e-8..1e-5)", strict=False)
-
-
 def _check(tmp_path, asset, geom='<geom type="mesh" mesh="m"/>'):
     p = tmp_path / "scene.xml"
     p.write_text(f'<mujoco><asset>{asset}</asset><worldbody><body pos="0 0 1"><freejoint/>{geom}'
@@ -49,22 +44,18 @@ def _inline():
             f'face="{" ".join(str(i) for f in FACE for i in f)}"')
 
 
-@pytest.mark.parametrize("extra", [pytest.param("", marks=AXES), 'scale="2 1 .5"',
-                                   pytest.param('scale="-1 1 1"', marks=AXES),
-                                   pytest.param('inertia="exact"', marks=AXES), 'inertia="shell"',
-                                   'refpos=".1 0 0" refquat="1 .2 0 0"'])
+@pytest.mark.parametrize("extra", ["", 'scale="2 1 .5"', 'scale="-1 1 1"', 'inertia="exact"', 'inertia="shell"',
+                                   'refpos=".1 0 0" refquat="1 .2 0 0"', 'inertia="convex"'])
 def test_inline_mesh(tmp_path, extra):
     _check(tmp_path, f'<mesh name="m" {_inline()} {extra}/>')
 
 
-@AXES
 def test_binary_stl_merges_corners(tmp_path):
     _stl(tmp_path / "t.stl")
     m = _check(tmp_path, '<mesh name="m" file="t.stl"/>')
     assert m.arrays["mesh_vertnum"][0] == len(VERT)
 
 
-@AXES
 def test_obj_with_quads_and_meshdir(tmp_path):
     (tmp_path / "a").mkdir()
     lines = [f"v {x} {y} {z}" for x, y, z in VERT] + [f"f {a + 1}/1 {b + 1} {c + 1}" for a, b, c in FACE]
@@ -74,6 +65,25 @@ def test_obj_with_quads_and_meshdir(tmp_path):
                  '<worldbody><body><freejoint/><geom type="mesh" mesh="m" density="500"/></body></worldbody>'
                  '</mujoco>')
     assert compare_models(load_mjcf(p), model_from_mujoco(mujoco.MjModel.from_xml_path(str(p)))) == []
+
+
+# boxes and a tetrahedron: equal or nearly equal principal moments exercise the mesh compiler's loose
+# (1e-7 relative) Jacobi stopping rule and its sorting margin; rotated copies leave off-diagonals to sweep
+_CUBE_V = [[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+_CUBE_F = [[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4], [2, 6, 3], [3, 6, 7], [0, 4, 2],
+           [2, 4, 6], [1, 3, 5], [3, 7, 5]]
+
+
+@pytest.mark.parametrize("extra", ['scale=".1 .1 .1"', 'scale=".1 .2 .3"', 'scale=".1 .1 .1000001"',
+                                   'scale=".05 .07 .09" refquat="1 .3 .2 .1"', 'refquat=".9 .1 -.4 .2"'])
+def test_box_mesh_principal_axes(tmp_path, extra):
+    v = " ".join(str(x) for p in _CUBE_V for x in p)
+    f = " ".join(str(i) for t in _CUBE_F for i in t)
+    _check(tmp_path, f'<mesh name="m" vertex="{v}" face="{f}" {extra}/>')
+
+
+def test_tetrahedron_mesh(tmp_path):
+    _check(tmp_path, '<mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1" face="0 2 1 0 1 3 0 3 2 1 2 3"/>')
 
 
 def _refused(tmp_path, asset, words):

@@ -13,11 +13,6 @@ from tests.mjref import MODELS, model_from_mujoco, mujoco
 
 FILES = sorted(str(p.relative_to(MODELS)) for p in MODELS.rglob("*.xml")) if MODELS.exists() else []
 
-# Known gap, not hidden: the Panda meshes load, and mesh counts, faces, mesh_pos and all body/joint fields
-# match; the meshes' principal axes (mesh_quat and what derives from it) differ by 1e-8..1e-5.
-_AXES = pytest.mark.xfail(reason="mesh principal axes differ from MuJoCo 4.0 (mesh_quat 1e-8..1e-5)", strict=True)
-FILES = [pytest.param(f, marks=_AXES) if f.startswith("menagerie/franka_emika_panda/") else f for f in FILES]
-
 
 @pytest.mark.skipif(not FILES, reason="../shared/models is absent")
 @pytest.mark.parametrize("rel", FILES)

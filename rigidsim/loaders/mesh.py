@@ -198,7 +198,7 @@ def _mass_frame(v, face, hull, inertia, fail):
         P.append(float(_seqsum(w / c * t)))
     full = [P[1] + P[2], P[0] + P[2], P[0] + P[1], -P[3], -P[4], -P[5]]
     mat = [full[0], full[3], full[4], full[3], full[1], full[5], full[4], full[5], full[2]]
-    ev, quat = sp.eig3(mat)
+    ev, quat = sp.eig3_mesh(mat)
     if ev[2] <= 0:
         fail("eigenvalue of mesh inertia must be positive")
     atol, rtol = 1e-9, 1e-6
