@@ -149,12 +149,14 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
     return out
 
 
-def check_supported(model: M.Model, r: Dict[str, Any]) -> None:
+def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = False) -> None:
     missing = unsupported(model, r)
     if missing:
         cons = any(m.startswith(("equality", "joint", "contacts")) for m in missing)
         hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
                 "run with --set disable_constraint=true (or enable_collision=false / enable_joint_limit=false).") if cons else ""
+        if model_only_hint:
+            hint += " With --steps 0, '--record qpos,qvel,xpos,xquat' writes the model and frame 0 without them."
         raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)
 
 
@@ -255,7 +257,9 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     file_opts = opts.load_yaml(a.options) if a.options else {}
     set_opts = opts.parse_set(a.sets)
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
-    check_supported(model, resolved)
+    # frame 0 alone needs only kinematics, unless its accelerations or contacts are recorded
+    if a.steps > 0 or "qacc" in record or "contacts" in record:
+        check_supported(model, resolved, model_only_hint=a.steps == 0)
     model = opts.apply(model, resolved)
     state = initial_state(model, a.keyframe)
     ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
