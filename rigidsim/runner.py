@@ -142,10 +142,12 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
                 out.append(f"contacts ({npairs} geom pairs can collide)")
     if r["use_hibernation"]:
         out.append("use_hibernation")
-    if r["integrator"] == "implicit":
-        out.append("integrator implicit (use implicitfast)")
-    if model.opt.density > 0 or model.opt.viscosity > 0:
-        out.append("fluid forces (<option density/viscosity>)")
+    from rigidsim.engine.data import check_supported as engine_check
+
+    try:  # what the engine itself does not build yet (tendons, transmissions, integrators, ...)
+        engine_check(opts.apply(model, r))
+    except InputError as e:
+        out.append(str(e).split(": ", 1)[-1] if e.where else str(e))
     return out
 
 
