@@ -64,8 +64,10 @@ def assemble(cp) -> M.Model:
     for i, b in enumerate(bodies):
         cp.compile_body(b, i)
     if cp.c["fusestatic"]:
-        raise InputError("<compiler fusestatic='true'> is not supported by rigidsim's MJCF compiler; remove it "
-                         "(static bodies then stay separate bodies)", where=cp.fn)
+        from rigidsim.loaders.fuse import fuse_static
+
+        fuse_static(cp)
+        bodies = sc.bodies
     nbody = len(bodies)
     joints = [j for b in bodies for j in b.joints]
     geoms = [g for b in bodies for g in b.geoms]
