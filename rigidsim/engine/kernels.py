@@ -19,7 +19,9 @@ the kernel's own inputs and outputs.
 
 
 import taichi as ti
+from taichi.lang import impl
 
+from rigidsim.engine import layout as L
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, rk_prepare, rk_store
 from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
@@ -33,6 +35,67 @@ class _Group:
 
     def __init__(self, **arrays):
         self.__dict__.update(arrays)
+
+
+class _Flat:
+    """A packed array that the kernel takes flattened to 1-D, indexed as the N-D array it is.
+
+    ``a[b, i, c]`` is ``flat[b * strides[0] + i * strides[1] + c]``; each stride is a Python int (a layout
+    constant) or an in-kernel variable computed once per env. Taichi reloads an N-D ndarray's shape from the
+    argument buffer at every access after any store (LLVM cannot prove the two do not alias), and multiplies
+    it out; a flat index is plain register arithmetic.
+    """
+
+    def __init__(self, arr, *strides):
+        self.arr = arr
+        self.strides = strides
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        flat = idx[-1]
+        for k, s in zip(idx[:-1], self.strides):
+            flat = k * s + flat
+        return impl.subscript(None, self.arr, flat)
+
+
+def _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i, qpos_f, opt_f,
+           opt_i):
+    """The model group (called while compiling, inside the env loop)."""
+    return _Group(body_f=_Flat(body_f, L.NBODY_F), body_i=_Flat(body_i, L.NBODY_I), jnt_f=_Flat(jnt_f, L.NJNT_F),
+                  jnt_i=_Flat(jnt_i, L.NJNT_I), dof_f=_Flat(dof_f, L.NDOF_F), dof_i=_Flat(dof_i, L.NDOF_I),
+                  geom_f=_Flat(geom_f, L.NFRAME_F), geom_i=_Flat(geom_i, L.NFRAME_I),
+                  site_f=_Flat(site_f, L.NFRAME_F), site_i=_Flat(site_i, L.NFRAME_I), act_f=_Flat(act_f, L.NACT_F),
+                  act_i=_Flat(act_i, L.NACT_I), qpos_f=_Flat(qpos_f, L.NQPOS_F), opt_f=opt_f, opt_i=opt_i)
+
+
+def _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site, actu,
+          act_dot, rk):
+    """The data group (called while compiling, inside the env loop): rows per env of each array, as
+    `data.make_data` allocates them (at least one), become kernel variables."""
+    def rows(x):
+        return impl.expr_init(ti.max(x, 1))
+
+    def size(k):
+        return impl.subscript(None, opt_i, k)
+
+    nq, nv, nu, na = size(L.SZ_NQ), size(L.SZ_NV), size(L.SZ_NU), size(L.SZ_NA)
+    rq, rv, ru, ra = rows(nq), rows(nv), rows(nu), rows(na)
+    rmocap, rbody, rjnt = rows(size(L.SZ_NMOCAP)), rows(size(L.SZ_NBODY)), rows(size(L.SZ_NJNT))
+    rM, rgeom, rsite = rows(size(L.SZ_NM)), rows(size(L.SZ_NGEOM)), rows(size(L.SZ_NSITE))
+    rrk = rows(4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na)  # data.rk_width
+
+    def per_env(r, ncol):
+        return impl.expr_init(r * ncol)
+
+    return _Group(qpos=_Flat(qpos, rq), qvel=_Flat(qvel, rv), act=_Flat(act, ra), ctrl=_Flat(ctrl, ru),
+                  qacc=_Flat(qacc, rv), time=time, mocap_pos=_Flat(mocap_pos, per_env(rmocap, 3), 3),
+                  mocap_quat=_Flat(mocap_quat, per_env(rmocap, 4), 4),
+                  body=_Flat(body, per_env(rbody, L.NDBODY), L.NDBODY), jnt=_Flat(jnt, per_env(rjnt, L.NDJNT), L.NDJNT),
+                  dof=_Flat(dof, per_env(rv, L.NDDOF), L.NDDOF), M=_Flat(M, per_env(rM, L.NDM), L.NDM),
+                  geom=_Flat(geom, per_env(rgeom, L.NDFRAME), L.NDFRAME),
+                  site=_Flat(site, per_env(rsite, L.NDFRAME), L.NDFRAME),
+                  actu=_Flat(actu, per_env(ru, L.NDACT), L.NDACT), act_dot=_Flat(act_dot, ra), rk=_Flat(rk, rrk))
 
 
 MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "geom_f", "geom_i", "site_f", "site_i",
@@ -52,16 +115,14 @@ def kinematics_kernel(
     # In:
     spread: ti.i32,
 ):
-    for i in range(qpos.shape[0] * spread):
+    for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
             kinematics(
-                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                       opt_f=opt_f, opt_i=opt_i),
-                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                       act_dot=act_dot, rk=rk),
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                       qpos_f, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                      actu, act_dot, rk),
                 b, True)
 
 
@@ -76,16 +137,14 @@ def forward_kernel(
     # In:
     spread: ti.i32, integrator: ti.template(),
 ):
-    for i in range(qpos.shape[0] * spread):
+    for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
             forward(
-                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                       opt_f=opt_f, opt_i=opt_i),
-                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                       act_dot=act_dot, rk=rk),
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                       qpos_f, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                      actu, act_dot, rk),
                 b, integrator)
 
 
@@ -196,14 +255,12 @@ def rollout_kernel(
     # Out:
     frames: ND, status: ND,
 ):
-    for i in range(qpos.shape[0] * spread):
+    for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
             _rollout_env(
-                _Group(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                       geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                       opt_f=opt_f, opt_i=opt_i),
-                _Group(qpos=qpos, qvel=qvel, act=act, ctrl=ctrl, qacc=qacc, time=time, mocap_pos=mocap_pos,
-                       mocap_quat=mocap_quat, body=body, jnt=jnt, dof=dof, M=M, geom=geom, site=site, actu=actu,
-                       act_dot=act_dot, rk=rk),
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                       qpos_f, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                      actu, act_dot, rk),
                 b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

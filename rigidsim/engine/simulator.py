@@ -53,7 +53,8 @@ class Simulator:
         self.integrator = D.integrator_of(model)
         self.dtype = np.float64 if precision == 64 else np.float32
         mp = D.put_model(model, self.dtype)
-        self._m = tuple(self._dev(mp[k]) for k in kernels.MODEL_ARGS)
+        # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
+        self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in kernels.MODEL_ARGS)
         self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
@@ -75,10 +76,10 @@ class Simulator:
         return a if isinstance(a, np.ndarray) else a.to_numpy()
 
     def _dargs(self):
-        return tuple(self._d[k] for k in self._k.DATA_ARGS)
+        return self._dflat
 
     def _host_data(self) -> Dict[str, np.ndarray]:
-        return {k: self._host(v) for k, v in self._d.items()}
+        return {k: self._host(v).reshape(self._dshape[k]) for k, v in self._d.items()}
 
     # ------------------------------------------------------------------ state
     def _bcast(self, x, n: int, tail=()) -> np.ndarray:
@@ -101,7 +102,14 @@ class Simulator:
         order = mocap_bodies[np.argsort(m.body_mocapid[mocap_bodies])]
         d["mocap_pos"] = self._bcast(m.body_pos[order] if mocap_pos is None else mocap_pos, m.nmocap, (3,))
         d["mocap_quat"] = self._bcast(m.body_quat[order] if mocap_quat is None else mocap_quat, m.nmocap, (4,))
-        self._d = {k: self._dev(v) for k, v in d.items()}
+        # the kernels take each array flattened to 1-D: on the CPU a view of the [B, ...] array held here
+        self._dshape = {k: v.shape for k, v in d.items()}
+        if self.backend == "cpu":
+            self._d = {k: np.ascontiguousarray(v) for k, v in d.items()}
+            self._dflat = tuple(self._d[k].reshape(-1) for k in self._k.DATA_ARGS)
+        else:
+            self._d = {k: self._dev(v.reshape(-1)) for k, v in d.items()}
+            self._dflat = tuple(self._d[k] for k in self._k.DATA_ARGS)
         self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
 
     # ------------------------------------------------------------------ stages
