@@ -71,6 +71,19 @@ CASES = {
                   <actuator><motor tendon="sp"/></actuator>"""),
     "keyframe": ('<body><freejoint/><geom size=".1"/></body><body mocap="true" pos="1 0 0"><geom size=".1"/></body>',
                  '<keyframe><key qpos="0 0 1 1 1 0 0"/><key time="1" mpos="1 2 3"/></keyframe>'),
+    # springdamper: stiffness and damping from the dofs' inverse weight at qpos0, overriding given values
+    "springdamper": ("""<body pos="0 0 1"><joint type="hinge" axis="0 1 0" springdamper=".5 .8"/>
+                     <geom size=".1 .3" type="capsule" pos="0 0 -.3"/><body pos="0 0 -.6">
+                     <joint type="ball" springdamper=".3 1.2"/><geom size=".1 .1 .1" type="box" pos=".1 0 0"/>
+                     </body></body><body pos="1 0 1"><freejoint/><geom size=".1 .2 .3" type="box"/>
+                     <body pos="0 0 .5" childclass="sd"><joint type="slide" stiffness="7" damping="3"/>
+                     <geom size=".1"/><body><joint springdamper="0 0" stiffness="2"/><geom size=".05"/></body>
+                     </body></body><body pos="2 0 0"><joint type="free" springdamper=".4 1"/><geom size=".1"/></body>""",
+                     '<default><default class="sd"><joint springdamper=".2 2"/></default></default>'),
+    # <size nkey>: missing keyframes are added with MuJoCo's defaults (qpos0, mocap body poses)
+    "size_nkey": ('<body><freejoint/><geom size=".1"/></body><body mocap="true" pos="1 0 0" euler="0 0 30">'
+                  '<geom size=".1"/></body>',
+                  '<size nkey="3"/><keyframe><key name="k" qpos="0 0 1 1 1 0 0"/></keyframe>'),
     "options": ('<body><joint/><geom size=".1"/></body>',
                 '<option timestep=".01" integrator="implicitfast" cone="elliptic" o_solimp=".8 .9">'
                 '<flag contact="disable" energy="enable"/></option>'),
@@ -142,10 +155,10 @@ def test_unsupported_element(tmp_path):
 
 
 def test_unsupported_attribute_value(tmp_path):
-    msg = _err(tmp_path, '<mujoco><worldbody><body><joint springdamper="1 1"/><geom size=".1"/></body>'
+    msg = _err(tmp_path, '<mujoco><worldbody><body><joint/><geom size=".1" fluidshape="ellipsoid"/></body>'
                          '</worldbody></mujoco>')
-    assert "springdamper" in msg and "not supported" in msg
-    _check(tmp_path, '<body><joint springdamper="0 0"/><geom size=".1"/></body>')  # default value: accepted
+    assert "fluidshape" in msg and "not supported" in msg
+    _check(tmp_path, '<body><joint/><geom size=".1" fluidshape="none"/></body>')  # default value: accepted
 
 
 def test_missing_mesh_file(tmp_path):
@@ -172,6 +185,12 @@ def test_autolimits_false_requires_limited(tmp_path):
     msg = _err(tmp_path, '<mujoco><compiler autolimits="false"/><worldbody><body><joint range="0 1"/>'
                          '<geom size=".1"/></body></worldbody></mujoco>')
     assert "limited" in msg
+
+
+def test_springdamper_must_be_positive(tmp_path):
+    msg = _err(tmp_path, '<mujoco><worldbody><body><joint springdamper="1 0"/><geom size=".1"/></body>'
+                         '</worldbody></mujoco>')
+    assert "springdamper values must be positive" in msg
 
 
 def test_bad_number(tmp_path):

@@ -122,3 +122,13 @@ def test_inertia_sources_in_fusion(tmp_path, ifg, case):
 def test_force_sensor_site_keeps_its_body(tmp_path):
     ours, mjm = _check(tmp_path, extra='<sensor><force site="ss2"/><torque site="ss"/></sensor>')
     assert "s" in ours.names["body"] and "s2" in ours.names["body"]
+
+
+def test_skin_with_fusestatic_refused(tmp_path):
+    from rigidsim.errors import InputError
+
+    p = tmp_path / "scene.xml"
+    p.write_text('<mujoco><compiler fusestatic="true"/><asset><skin name="sk" file="s.skn"/></asset>'
+                 '<worldbody><body><joint/><geom size=".1"/></body></worldbody></mujoco>')
+    with pytest.raises(InputError, match="fusestatic"):
+        load_mjcf(p)

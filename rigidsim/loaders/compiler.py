@@ -263,6 +263,9 @@ class Compiler:
         c = self.c
         t = s["type"]
         j.type = t
+        sd = s["springdamper"]
+        if (sd[0] or sd[1]) and (sd[0] <= 0 or sd[1] <= 0):
+            self.fail(j.el, "when defined, springdamper values must be positive in joint")
         rng = list(s["range"])
         limited = s["limited"]
         if t == M.JNT_FREE:

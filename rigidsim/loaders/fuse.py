@@ -99,6 +99,9 @@ def _merge_inertia(cp, par, body):
 
 def fuse_static(cp) -> None:
     sc = cp.sc
+    if sc.skins:
+        cp.fail(sc.skins[0], "<skin> together with compiler fusestatic is not supported by rigidsim (the skin's "
+                             "bones would decide which bodies stay); remove one of them")
     bodies = list(sc.bodies)
     keep = referenced_bodies(sc)
     ft_sites = _ft_sites(sc)

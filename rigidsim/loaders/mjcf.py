@@ -66,6 +66,7 @@ class Scene:
         self.actuators: List[Rec] = []
         self.sensors: List[Rec] = []
         self.keys: List[Rec] = []
+        self.skins: List[object] = []  # visual only: kept to refuse them where they would matter
 
 
 class Reader:
@@ -142,8 +143,11 @@ class Reader:
             self.read_compiler(el)
         for el in sections.get("option", []):
             self.read_option(el)
+        size_nkey = None
         for el in sections.get("size", []):
             self.check(el, "size")
+            if el.get("nkey") is not None:
+                size_nkey = (int(self.val(el, "nkey", ("i", 1))), el)
         for el in sections.get("statistic", []):
             self.check(el, "statistic")
             for a in ("meaninertia", "meanmass", "meansize", "extent", "center"):
@@ -183,6 +187,13 @@ class Reader:
                         v = D.parse_value(k, a, ("f", 1 << 30), self.filename)
                     setattr(rec, a, v[0] if (a == "time" and v) else v)
                 sc.keys.append(rec)
+        if size_nkey is not None:
+            n, el = size_nkey
+            if n < 0:
+                self.fail(el, "nkey must be non-negative")
+            while len(sc.keys) < n:  # MuJoCo adds default keyframes (qpos0, zero velocities) up to nkey
+                sc.keys.append(Rec(name="", el=el, time=None, qpos=None, qvel=None, act=None, ctrl=None,
+                                   mpos=None, mquat=None))
         return sc
 
     def check_default(self, el, ctx):
@@ -288,7 +299,14 @@ class Reader:
                 if rec.name is None:
                     rec.name = Path(rec.file.replace("\\", "/")).stem if rec.file else ""
                 self.scene.hfields.append(rec)
-            elif a.tag in ("skin", "flex", "model"):
+            elif a.tag == "skin":
+                self.check(a, "skin")
+                for ch in self.children(a):
+                    if ch.tag != "bone":
+                        self.fail(ch, f"unknown element <{ch.tag}> in <skin>")
+                    self.check(ch, "skin/bone")
+                self.scene.skins.append(a)
+            elif a.tag in ("flex", "model"):
                 self.unsupported(a)
             else:
                 self.fail(a, f"unknown element <{a.tag}> in <asset>")

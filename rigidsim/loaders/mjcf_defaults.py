@@ -35,7 +35,7 @@ ATTR_TYPES: Dict[str, object] = {
     "euler": ("fx", 3), "axis": ("f", 3), "size": ("f", 3), "fromto": ("fx", 6), "friction": ("f", 3),
     "solref": ("f", 2), "solimp": ("f", 5), "solreflimit": ("f", 2), "solimplimit": ("f", 5),
     "solreffriction": ("f", 2), "solimpfriction": ("f", 5), "range": ("f", 2), "ctrlrange": ("f", 2),
-    "forcerange": ("f", 2), "actrange": ("f", 2), "actuatorfrcrange": ("f", 2), "springlength": ("f", 2),
+    "forcerange": ("f", 2), "actrange": ("f", 2), "springdamper": ("f", 2), "actuatorfrcrange": ("f", 2), "springlength": ("f", 2),
     "gear": ("f", 6), "gainprm": ("f", 10), "biasprm": ("f", 10), "dynprm": ("f", 10), "polycoef": ("f", 5),
     "relpose": ("fx", 7), "anchor": ("f", 3), "diaginertia": ("fx", 3), "fullinertia": ("fx", 6),
     "scale": ("f", 3), "refpos": ("f", 3), "refquat": ("fx", 4), "gravity": ("f", 3), "wind": ("f", 3),
@@ -125,7 +125,7 @@ def joint_defaults() -> dict:
                 range=[0.0, 0.0], margin=0.0, solreflimit=list(SOLREF), solimplimit=list(SOLIMP),
                 solreffriction=list(SOLREF), solimpfriction=list(SOLIMP), stiffness=0.0, armature=0.0,
                 damping=0.0, frictionloss=0.0, actuatorfrclimited=2, actuatorfrcrange=[0.0, 0.0],
-                actuatorgravcomp=False)
+                actuatorgravcomp=False, springdamper=[0.0, 0.0])
 
 
 def geom_defaults() -> dict:
@@ -259,7 +259,8 @@ def _read_actuator(spec: dict, el, tag: str, filename: str) -> None:
 # element kind -> (factory, attributes read as plain values)
 _JOINT_ATTRS = ("type", "group", "pos", "axis", "ref", "springref", "limited", "range", "margin",
                 "solreflimit", "solimplimit", "solreffriction", "solimpfriction", "stiffness", "armature",
-                "damping", "frictionloss", "actuatorfrclimited", "actuatorfrcrange", "actuatorgravcomp")
+                "damping", "frictionloss", "actuatorfrclimited", "actuatorfrcrange", "actuatorgravcomp",
+                "springdamper")
 _GEOM_ATTRS = ("type", "size", "contype", "conaffinity", "condim", "group", "priority", "friction", "mass",
                "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "fromto", "pos",
                "mesh", "hfield")

@@ -25,8 +25,8 @@ ORIENT = {"quat", "axisangle", "xyaxes", "zaxis", "euler"}
 
 _JOINT = {"type", "group", "pos", "axis", "limited", "solreflimit", "solimplimit", "solreffriction",
           "solimpfriction", "stiffness", "range", "margin", "ref", "springref", "armature", "damping",
-          "frictionloss", "actuatorfrclimited", "actuatorfrcrange", "actuatorgravcomp"}
-_JOINT_U = {"springdamper": "0 0", "align": "auto", "sleep": None}
+          "frictionloss", "actuatorfrclimited", "actuatorfrcrange", "actuatorgravcomp", "springdamper"}
+_JOINT_U = {"align": "auto", "sleep": None}
 
 _GEOM = {"type", "contype", "conaffinity", "condim", "group", "priority", "size", "friction", "mass",
          "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "fromto", "pos",
@@ -99,7 +99,7 @@ SCHEMA: Dict[str, Spec] = {
                      "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "multiccd", "override",
                      "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc", "speculative"},
                     set(), {}),
-    "size": (set(), {"memory", "njmax", "nconmax", "nstack", "nuserdata", "nkey", "nuser_body", "nuser_jnt",
+    "size": ({"nkey"}, {"memory", "njmax", "nconmax", "nstack", "nuserdata", "nuser_body", "nuser_jnt",
                      "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
                      "nuser_sensor"}, {}),
     "statistic": ({"meaninertia", "meanmass", "meansize", "extent", "center"}, set(), {}),
@@ -140,6 +140,10 @@ SCHEMA: Dict[str, Spec] = {
     "material": (set(), {"name", "class", "texture", "texrepeat", "texuniform", "emission", "specular",
                          "shininess", "reflectance", "rgba", "metallic", "roughness"}, {}),
     "material/layer": (set(), {"texture", "role"}, {}),
+    # skins: visual only (a rendered surface bound to bodies), read and ignored like textures
+    "skin": (set(), {"name", "file", "material", "rgba", "inflate", "vertex", "texcoord", "face", "group",
+                     "content_type"}, {}),
+    "skin/bone": (set(), {"body", "bindpos", "bindquat", "vertid", "vertweight"}, {}),
     # contact
     "contact": (set(), set(), {}),
     "pair": ({"name", "class", "geom1", "geom2", "condim", "friction", "solref", "solreffriction", "solimp",
@@ -195,7 +199,7 @@ for _t in SENSORS_GLOBAL:
 
 # whole elements MuJoCo has that we do not build: refused wherever they appear
 REFUSED_ELEMENTS = {
-    "flexcomp", "flex", "composite", "replicate", "attach", "plugin", "extension", "instance", "skin",
+    "flexcomp", "flex", "composite", "replicate", "attach", "plugin", "extension", "instance",
     "deformable", "distance", "flex/edge", "muscle", "cylinder", "adhesion", "model",
 }
 

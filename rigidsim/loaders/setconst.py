@@ -285,6 +285,7 @@ def set_constants(cp, m):
             A["dof_invweight0"][da:da + 3] = np.trace(Minv[da:da + 3, da:da + 3]) / 3
         else:
             A["dof_invweight0"][da] = Minv[da, da]
+    _auto_spring_damper(cp, m)
     if nv:
         for t in range(m.ntendon):
             A["tendon_invweight0"][t] = ten_J[t] @ Minv @ ten_J[t]
@@ -330,6 +331,24 @@ def set_constants(cp, m):
             if A["tendon_lengthspring"][t, 0] == -1 and A["tendon_lengthspring"][t, 1] == -1:
                 A["tendon_lengthspring"][t] = ls[t]
     _stat(cp, m, kin, Mf)
+
+
+def _auto_spring_damper(cp, m):
+    """Joint springdamper="timeconst dampratio": stiffness and damping from the dof's mean inverse weight
+    at qpos0 (the same rule as a solref's), replacing any stiffness/damping given."""
+    A = m.arrays
+    for j, jt in enumerate(cp.joints):
+        tc, dr = jt.spec["springdamper"]
+        if tc <= 0 or dr <= 0:
+            continue
+        da = A["jnt_dofadr"][j]
+        n = M.JNT_NV[A["jnt_type"][j]]
+        inv = 0.0
+        for k in range(n):
+            inv += A["dof_invweight0"][da + k]
+        inertia = n / max(MINVAL, inv)
+        A["jnt_stiffness"][j] = inertia / max(MINVAL, tc * tc * dr * dr)
+        A["dof_damping"][da:da + n] = 2 * inertia / max(MINVAL, tc)
 
 
 def _stat(cp, m, kin, Mf):
