@@ -73,13 +73,15 @@ def run(
         if show:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+            # no stdout/stderr redirection: Taichi must see the real streams when it starts
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
-                          TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("simulating", total=max(steps, 1), rate="")
+                          TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err, transient=True,
+                          redirect_stdout=False, redirect_stderr=False) as bar:
+                task = bar.add_task("building the engine", total=max(steps, 1), rate="")
 
                 def progress(done: int, total: int, seconds: float) -> None:
                     rate = f"{done * envs / seconds:,.0f} env-steps/s" if seconds > 0 and done else ""
-                    bar.update(task, completed=done, rate=rate)
+                    bar.update(task, completed=done, rate=rate, description="simulating")
 
                 res = do_run(args, progress)
         else:
