@@ -9,6 +9,8 @@ servos, and the remaining statistics (meanmass, meansize, extent, center).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rigidsim.errors import InputError
@@ -210,9 +212,38 @@ def transmission(cp, m, kin, ten_len, ten_J):
             jp, jr = kin.jac(kin.site_xpos[id1], sb)
             R = kin.site_xmat[id1]
             moment[i] = (R @ gear[:3]) @ jp + (R @ gear[3:]) @ jr
+        elif trn == M.TRN_SLIDERCRANK:
+            length[i], moment[i] = _slidercrank(m, kin, i)
         else:
-            _fail(cp, el, "slider-crank and body (adhesion) transmissions are not supported by rigidsim")
+            _fail(cp, el, "body (adhesion) transmissions are not supported by rigidsim")
     return length, moment
+
+
+def _slidercrank(m, kin, i):
+    """Length and moment of a slider-crank transmission: the rod (cranklength) joins the crank site to a
+    point sliding along the slider site's z axis; the length is that point's coordinate on the axis."""
+    A = m.arrays
+    crank, slider = A["actuator_trnid"][i]
+    rod = A["actuator_cranklength"][i]
+    axis = kin.site_xmat[slider][:, 2]
+    vec = kin.site_xpos[crank] - kin.site_xpos[slider]
+    av = float(axis @ vec)
+    det = av * av + rod * rod - float(vec @ vec)
+    if det < 0:  # the rod cannot reach the axis: fall back to the projection
+        length, d_vec, d_axis = av, axis, vec
+    else:
+        sdet = math.sqrt(det)
+        length = av - sdet
+        d_vec = axis * (1 - av / sdet) + vec / sdet
+        d_axis = vec * (1 - av / sdet)
+    sb = A["site_bodyid"][slider]
+    jp_s, jr_s = kin.jac(kin.site_xpos[slider], sb)
+    jp_c, _ = kin.jac(kin.site_xpos[crank], A["site_bodyid"][crank])
+    # the axis turns with the slider's body: d(axis) = w x axis
+    j_axis = np.cross(jr_s.T, axis).T
+    mom = d_axis @ j_axis + d_vec @ (jp_c - jp_s)
+    g = A["actuator_gear"][i][0]
+    return g * length, g * mom
 
 
 def kin_qpos(kin):
