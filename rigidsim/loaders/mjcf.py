@@ -18,6 +18,7 @@ from lxml import etree
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import mjcf_defaults as D
+from rigidsim.loaders.mjcf_replicate import expand_replicates
 from rigidsim.loaders import mjcf_schema as S
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.model import Model
@@ -603,6 +604,7 @@ def load_mjcf_root(root, filename: str, basedir: Path) -> Model:
 
     root = copy.deepcopy(root)
     expand_includes(root, filename, Path(basedir))
+    expand_replicates(root, filename)
     scene = Reader(root, filename, Path(basedir)).read()
     model = compile_scene(scene)
     model.source = str(filename)

@@ -199,7 +199,7 @@ for _t in SENSORS_GLOBAL:
 
 # whole elements MuJoCo has that we do not build: refused wherever they appear
 REFUSED_ELEMENTS = {
-    "flexcomp", "flex", "composite", "replicate", "attach", "plugin", "extension", "instance",
+    "flexcomp", "flex", "composite", "attach", "plugin", "extension", "instance",
     "deformable", "distance", "flex/edge", "muscle", "cylinder", "adhesion", "model",
 }
 
