@@ -685,6 +685,17 @@ def _keys(cp, m):
                 A[field][i] = [b.pos for b in mocap_bodies] if mocap_bodies else A[field][i]
             elif attr == "mquat":
                 A[field][i] = [b.quat for b in mocap_bodies] if mocap_bodies else A[field][i]
+        part = getattr(k, "partial", None)
+        if part:  # a keyframe of an attached model: its joints' and actuators' values over the defaults
+            for j, r in enumerate(cp.joints):
+                qa, da, t = A["jnt_qposadr"][j], A["jnt_dofadr"][j], A["jnt_type"][j]
+                if id(r) in part["qpos"]:
+                    A["key_qpos"][i, qa:qa + M.JNT_NQ[t]] = part["qpos"][id(r)]
+                if id(r) in part["qvel"]:
+                    A["key_qvel"][i, da:da + M.JNT_NV[t]] = part["qvel"][id(r)]
+            for u, r in enumerate(sc.actuators):
+                if id(r) in part["ctrl"]:
+                    A["key_ctrl"][i, u] = part["ctrl"][id(r)]
         # quaternions in keyframes are normalized (identity when zero)
         for j in range(m.njnt):
             t, qa = A["jnt_type"][j], A["jnt_qposadr"][j]

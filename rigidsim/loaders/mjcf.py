@@ -17,6 +17,7 @@ from typing import Dict, List, Optional
 from lxml import etree
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import mjcf_attach as A
 from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders.mjcf_replicate import expand_replicates
 from rigidsim.loaders import mjcf_schema as S
@@ -76,6 +77,9 @@ class Reader:
         self.scene = Scene(filename, basedir)
         self.root = root
         self.classes: Dict[str, D.DefaultClass] = {}
+        self.models: Dict[str, list] = {}  # <model> assets: name -> [path, element, Scene once read]
+        self.attached: Dict[str, list] = {k: [] for k in ("tendons", "equalities", "actuators", "sensors",
+                                                          "pairs", "excludes", "keys")}
 
     # ------------------------------------------------------------------ helpers
     def where(self, el) -> str:
@@ -188,6 +192,9 @@ class Reader:
                         v = D.parse_value(k, a, ("f", 1 << 30), self.filename)
                     setattr(rec, a, v[0] if (a == "time" and v) else v)
                 sc.keys.append(rec)
+        # attached models' elements follow the parent's own
+        for k, lst in self.attached.items():
+            getattr(sc, k).extend(lst)
         if size_nkey is not None:
             n, el = size_nkey
             if n < 0:
@@ -307,7 +314,9 @@ class Reader:
                         self.fail(ch, f"unknown element <{ch.tag}> in <skin>")
                     self.check(ch, "skin/bone")
                 self.scene.skins.append(a)
-            elif a.tag in ("flex", "model"):
+            elif a.tag == "model":
+                A.read_model_asset(self, a)
+            elif a.tag == "flex":
                 self.unsupported(a)
             else:
                 self.fail(a, f"unknown element <{a.tag}> in <asset>")
@@ -400,6 +409,8 @@ class Reader:
                 spec = self.cls(ch, childclass).spec("site")
                 D.read_site(spec, ch, self.filename)
                 body.sites.append(Rec(name=ch.get("name", ""), el=ch, spec=spec, frame=frame, body=bid))
+            elif tag == "attach":
+                A.attach(self, ch, bid, frame)
             elif tag in ("camera", "light"):
                 self.check(ch, tag)
                 self.cls(ch, childclass)

@@ -199,8 +199,8 @@ for _t in SENSORS_GLOBAL:
 
 # whole elements MuJoCo has that we do not build: refused wherever they appear
 REFUSED_ELEMENTS = {
-    "flexcomp", "flex", "composite", "attach", "plugin", "extension", "instance",
-    "deformable", "distance", "flex/edge", "muscle", "cylinder", "adhesion", "model",
+    "flexcomp", "flex", "composite", "plugin", "extension", "instance",
+    "deformable", "distance", "flex/edge", "muscle", "cylinder", "adhesion",
 }
 
 # visual children: anything goes (ignored) under <visual>, <custom>
