@@ -30,6 +30,43 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "taichi"
 
 
+def _memoize_source_positions() -> None:
+    """Memoize Taichi 1.7's per-AST-node source-position text.
+
+    Taichi's frontend formats a "File ..., line ..., ^^^^" message (a TextWrapper over the source lines)
+    for every AST node it transforms, every time a ti.func is inlined; that is about half of the
+    transform of the rollout kernel, which runs on every process start (the offline cache key is
+    computed from its result). The message depends only on the function's file, first line, name and
+    indentation and the node's span, so equal keys give the very same text: compiled code, cache keys
+    and error messages are unchanged.
+    """
+    try:
+        from taichi.lang.ast import ast_transformer_utils as atu
+    except ImportError:  # pragma: no cover - another Taichi layout
+        return
+    ctx_cls = getattr(atu, "ASTTransformerContext", None)
+    orig = getattr(ctx_cls, "get_pos_info", None)
+    if orig is None or getattr(orig, "_rigidsim_memo", False):
+        return
+    memo = {}
+    loops = ("For", "While", "FunctionDef", "If")
+
+    def get_pos_info(self, node):
+        kind = node.__class__.__name__
+        key = (self.file, self.lineno_offset, self.func.func.__name__ if self.func is not None else None,
+               self.indent, kind if kind in loops else "", getattr(node, "lineno", None),
+               getattr(node, "end_lineno", None), getattr(node, "col_offset", None),
+               getattr(node, "end_col_offset", None),
+               node.body[0].lineno if kind in loops and getattr(node, "body", None) else None)
+        msg = memo.get(key)
+        if msg is None:
+            msg = memo[key] = orig(self, node)
+        return msg
+
+    get_pos_info._rigidsim_memo = True
+    ctx_cls.get_pos_info = get_pos_info
+
+
 def init(precision: int = 64, backend: str = "cpu") -> None:
     """Initialise Taichi for `precision` (32 or 64) on `backend` ('cpu' or 'gpu')."""
     global _state
@@ -48,6 +85,7 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
 
     import taichi as ti
 
+    _memoize_source_positions()
     path = cache_dir()
     path.mkdir(parents=True, exist_ok=True)
     arch = ti.cpu if backend == "cpu" else ti.cuda
