@@ -162,6 +162,13 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                                  and bool(np.any(model.dof_damping > 0)))
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
+    r = _rows
+    for col, n in ((L.STR_QPOS, r(nq)), (L.STR_QVEL, r(nv)), (L.STR_ACT, r(model.na)), (L.STR_CTRL, r(nu)),
+                   (L.STR_MOCAP_POS, 3 * r(model.nmocap)), (L.STR_MOCAP_QUAT, 4 * r(model.nmocap)),
+                   (L.STR_BODY, L.NDBODY * r(nbody)), (L.STR_JNT, L.NDJNT * r(njnt)), (L.STR_DOF, L.NDDOF * r(nv)),
+                   (L.STR_M, L.NDM * r(model.nM)), (L.STR_GEOM, L.NDFRAME * r(ngeom)),
+                   (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model)))):
+        opt_i[col] = n  # as make_data allocates
     return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
                 geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f, opt_f=opt_f,
                 opt_i=opt_i)

@@ -57,7 +57,10 @@ OPT_TIMESTEP, OPT_GRAVITY = 0, 1
 NOPT_F = 4
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP) = range(14)
-NOPT_I = 14
+# per-env strides of the flattened data arrays (elements from one env's rows to the next's; see kernels._Flat)
+(STR_QPOS, STR_QVEL, STR_ACT, STR_CTRL, STR_MOCAP_POS, STR_MOCAP_QUAT, STR_BODY, STR_JNT, STR_DOF, STR_M, STR_GEOM,
+ STR_SITE, STR_ACTU, STR_RK) = range(14, 28)
+NOPT_I = 28
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
