@@ -260,7 +260,8 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     set_opts = opts.parse_set(a.sets)
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
     # frame 0 alone needs only kinematics, unless its accelerations or contacts are recorded
-    if a.steps > 0 or "qacc" in record or "contacts" in record:
+    kinematics_only = a.steps == 0 and "qacc" not in record and "contacts" not in record
+    if not kinematics_only:
         check_supported(model, resolved, model_only_hint=a.steps == 0)
     model = opts.apply(model, resolved)
     state = initial_state(model, a.keyframe)
@@ -273,7 +274,7 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     from rigidsim.engine.simulator import Simulator
 
     t_build = time.perf_counter()
-    sim = Simulator(model, a.envs, precision=precision, backend=backend)
+    sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only)
     sim.reset(**{k: np.asarray(v) for k, v in state.items()})
     sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
     t0 = time.perf_counter()

@@ -13,6 +13,7 @@ from tests.mjref import shared_model
 mujoco = pytest.importorskip("mujoco")
 
 MODELS = ["dm_control/humanoid.xml", "dm_control/cheetah.xml", "dm_control/walker.xml",
+          "mujoco_warp/test_data/pendula.xml", "menagerie/franka_emika_panda/scene.xml", "dm_control/dog.xml",
           "dm_control/humanoid_CMU.xml", "dm_control/hopper.xml"]
 
 

@@ -36,8 +36,12 @@ PARALLEL_MIN_ITERS = 2048  # Taichi's CPU range-for runs serially below about a 
 
 
 class Simulator:
-    def __init__(self, model: Model, n_envs: int, precision: int = 64, backend: str = "cpu"):
-        D.check_supported(model)
+    def __init__(self, model: Model, n_envs: int, precision: int = 64, backend: str = "cpu",
+                 kinematics_only: bool = False):
+        # kinematics_only: the caller reads positions alone (xpos, xquat, ...), which every model supports;
+        # forces and accelerations of features the engine refuses would be wrong, so they must not be read
+        if not kinematics_only:
+            D.check_supported(model)
         if int(n_envs) < 1:
             raise ValueError(f"n_envs must be at least 1, not {n_envs}")
         runtime.init(precision, backend)
