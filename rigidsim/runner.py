@@ -195,6 +195,7 @@ def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
+    per_step = a.ndim >= 2
     if a.ndim == 1:
         a = a[None, None, :]
     elif a.ndim == 2:
@@ -205,7 +206,7 @@ def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
         raise InputError(f"{p} has shape {a.shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
     if a.ndim == 3 and a.shape[1] not in (1, envs):
         raise InputError(f"{p} has shape {a.shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
-    if np.ndim(np.load(p, mmap_mode="r")) >= 2 and a.shape[0] < steps:
+    if per_step and a.shape[0] < steps:
         raise InputError(f"{p} has {a.shape[0]} rows of controls, fewer than --steps {steps}", where="--ctrl")
     if not np.isfinite(a).all():
         raise InputError(f"{p} contains NaN or infinite controls", where="--ctrl")

@@ -115,3 +115,12 @@ def test_existing_output_survives_a_bad_run(tmp_path, scene):
 def test_feature_not_built_is_refused(tmp_path):
     text = assert_clean_error(rigidsim("run", "falling_objects", "--out", tmp_path / "o.h5", "--steps", "1"))
     assert "not supported yet" in text and "contacts" in text
+
+
+def test_too_few_ctrl_rows(tmp_path, scene):
+    c = tmp_path / "c.npy"
+    np.save(c, np.zeros((3, 1)))
+    text = assert_clean_error(rigidsim("run", scene, "--ctrl", c, "--steps", "5", "--out", tmp_path / "o.h5"))
+    assert "3 rows" in text and "--steps 5" in text
+    np.save(c, np.full((5, 1), np.nan))
+    assert "NaN" in assert_clean_error(rigidsim("run", scene, "--ctrl", c, "--steps", "5", "--out", tmp_path / "o.h5"))
