@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -90,6 +91,9 @@ _CONE_CODE = {"pyramidal": M.CONE_PYRAMIDAL, "elliptic": M.CONE_ELLIPTIC}
 _CONE_NAME = {v: k for k, v in _CONE_CODE.items()}
 
 
+_YAML11_EXP = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _fmt(v: Any) -> str:
     return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
 
@@ -125,6 +129,8 @@ def check_value(key: str, value: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad("an integer")
     elif s.kind == "float":
+        if isinstance(value, str) and _YAML11_EXP.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string; every user means the number
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise bad("a finite number")
         value = float(value)

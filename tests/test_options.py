@@ -122,3 +122,11 @@ def test_bundled_configs_are_valid():
         O.load_yaml(p)
     d = O.load_yaml(root / "defaults.yaml")
     assert d == {k: s.default for k, s in O.SPECS.items()}
+
+
+def test_exponent_without_dot_is_a_number():
+    """YAML 1.1 reads 1e-5 as a string; an options file means the number."""
+    assert O.check_value("tolerance", "1e-5", where="t") == 1e-5
+    assert O.check_value("dt", "2E-3", where="t") == 2e-3
+    with pytest.raises(InputError):
+        O.check_value("dt", "fast1e-3", where="t")
