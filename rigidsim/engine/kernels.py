@@ -214,8 +214,9 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
         if alive:
             for stage in range(4 if ti.static(integrator == INT_RK4) else 1):
                 if alive:
-                    if stage > 0:
-                        rk_prepare(m, d, b, stage)
+                    if ti.static(integrator == INT_RK4):  # the other integrators do not carry RK4's code
+                        if stage > 0:
+                            rk_prepare(m, d, b, stage)
                     forward(m, d, b, integrator)
                     if stage == 0:
                         for i in range(nv):

@@ -217,18 +217,22 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
     """mj_factorI: L'DL of the matrix in column `src` of d.M into column `dst`; 1/D into d.dof[:, diaginv]."""
     nv = m.opt_i[SZ_NV]
     nM = m.opt_i[SZ_NM]
-    for k in range(nM):
-        d.M[b, k, dst] = d.M[b, k, src]
+    if src != dst:
+        for k in range(nM):
+            d.M[b, k, dst] = d.M[b, k, src]
     for kk in range(nv):
         k = nv - 1 - kk
         adr_kk = m.dof_i[k, DOF_MADR]
-        if d.M[b, adr_kk, dst] < MINVAL:
+        dkk = d.M[b, adr_kk, dst]
+        if dkk < MINVAL:
+            dkk = MINVAL
             d.M[b, adr_kk, dst] = MINVAL
         if m.dof_i[k, DOF_SIMPLENUM] == 0:
+            # row k's diagonal is not touched below: the updates go to the rows of k's ancestors, stored before it
             adr_ki = adr_kk + 1
             i = m.dof_i[k, DOF_PARENTID]
             while i >= 0:
-                tmp = d.M[b, adr_ki, dst] / d.M[b, adr_kk, dst]
+                tmp = d.M[b, adr_ki, dst] / dkk
                 cnt = 0
                 if i < nv - 1:
                     cnt = m.dof_i[i + 1, DOF_MADR] - m.dof_i[i, DOF_MADR]
