@@ -10,7 +10,10 @@ second start skips compilation.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
+import pickle
 import warnings
 from pathlib import Path
 from typing import Optional, Tuple
@@ -30,7 +33,7 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "taichi"
 
 
-def _memoize_source_positions() -> None:
+def _memoize_source_positions(store: Optional[Path] = None) -> None:
     """Memoize Taichi 1.7's per-AST-node source-position text.
 
     Taichi's frontend formats a "File ..., line ..., ^^^^" message (a TextWrapper over the source lines)
@@ -39,6 +42,10 @@ def _memoize_source_positions() -> None:
     computed from its result). The message depends only on the function's file, first line, name and
     indentation and the node's span, so equal keys give the very same text: compiled code, cache keys
     and error messages are unchanged.
+
+    With `store`, the memo is also kept on disk next to the offline cache: a warm start then formats no
+    message at all (a third of the transform). Entries are kept per source file with a hash of the file's
+    text, and dropped when the file changes; new entries are written back at exit.
     """
     try:
         from taichi.lang.ast import ast_transformer_utils as atu
@@ -50,6 +57,10 @@ def _memoize_source_positions() -> None:
         return
     memo = {}
     loops = ("For", "While", "FunctionDef", "If")
+    if store is not None:
+        memo.update(_load_positions(store))
+        n_loaded = len(memo)
+        atexit.register(lambda: len(memo) != n_loaded and _save_positions(store, memo))
 
     def get_pos_info(self, node):
         kind = node.__class__.__name__
@@ -65,6 +76,44 @@ def _memoize_source_positions() -> None:
 
     get_pos_info._rigidsim_memo = True
     ctx_cls.get_pos_info = get_pos_info
+
+
+def _file_hash(path, seen: dict):
+    h = seen.get(path)
+    if h is None:
+        try:
+            h = hashlib.sha1(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            h = ""
+        seen[path] = h
+    return h
+
+
+def _load_positions(store: Path) -> dict:
+    """The stored source-position texts whose source files are unchanged."""
+    try:
+        with open(store, "rb") as f:
+            hashes, entries = pickle.load(f)
+    except Exception:  # missing, partial or from another layout: start empty
+        return {}
+    seen: dict = {}
+    ok = {path for path, h in hashes.items() if h and _file_hash(path, seen) == h}
+    return {k: v for k, v in entries.items() if k[0] in ok}
+
+
+def _save_positions(store: Path, memo: dict) -> None:
+    seen: dict = {}
+    hashes = {}
+    for k in memo:
+        if k[0] not in hashes:
+            hashes[k[0]] = _file_hash(k[0], seen)
+    try:
+        tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump((hashes, dict(memo)), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, store)
+    except OSError:  # a read-only cache: the memo still works within the process
+        pass
 
 
 def init(precision: int = 64, backend: str = "cpu") -> None:
@@ -85,9 +134,9 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
 
     import taichi as ti
 
-    _memoize_source_positions()
     path = cache_dir()
     path.mkdir(parents=True, exist_ok=True)
+    _memoize_source_positions(path / "source_positions.pkl")
     arch = ti.cpu if backend == "cpu" else ti.cuda
     extra = {}
     if backend == "cpu" and os.environ.get("RIGIDSIM_CPU_THREADS"):
