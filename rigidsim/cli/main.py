@@ -97,7 +97,7 @@ def run(
     if not quiet:
         rate = res.steps_done * envs / res.seconds if res.seconds > 0 else 0.0
         err.print(f"wrote {res.out}: {res.frames} frames, {steps} steps x {envs} envs in {res.seconds:.2f} s "
-                  f"({rate:,.0f} env-steps/s; engine build {res.build_seconds:.1f} s)")
+                  f"({rate:,.0f} env-steps/s; engine build {res.build_seconds:.1f} s)", soft_wrap=True)
 
 
 @app.command()
