@@ -23,7 +23,7 @@ from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTNUM, DOF_DAMPING, DOF_MADR, DSBL_ACTUATION, DSBL_DAMPER, INT_APPROX_IMPLICITFAST, INT_EULER,
     INT_IMPLICITFAST, INT_RK4, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, OPT_DISABLEFLAGS,
     OPT_EULERDAMP, OPT_TIMESTEP, QACC_INT, QACC_SMOOTH, QDERIV_DIAG, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
-    QFRC_SMOOTH, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NU, SZ_NV,
+    QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NU, SZ_NV,
 )
 from rigidsim.engine.passive import passive
 from rigidsim.engine.smooth import com_pos, com_vel, crb, factor_m, kinematics, rne, solve_m
@@ -141,11 +141,13 @@ def euler(m: ti.template(), d: ti.template(), b):
     nv = m.opt_i[SZ_NV]
     if m.opt_i[OPT_EULERDAMP] != 0:
         h = m.opt_f[OPT_TIMESTEP]
+        # flat indices into d.M (per-env base computed once): d.M[b, k, c] is d.M.arr[mb + k * NDM + c]
+        mb = b * d.M.strides[0]
         for k in range(m.opt_i[SZ_NM]):
-            d.M[b, k, QH] = d.M[b, k, QM]
+            d.M.arr[mb + k * NDM + QH] = d.M.arr[mb + k * NDM + QM]
         for i in range(nv):
             adr = m.dof_i[i, DOF_MADR]
-            d.M[b, adr, QH] += h * m.dof_f[i, DOF_DAMPING]
+            d.M.arr[mb + adr * NDM + QH] += h * m.dof_f[i, DOF_DAMPING]
         factor_m(m, d, b, QH, QH, QHDIAGINV)
         for i in range(nv):
             d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]

@@ -23,7 +23,7 @@ from rigidsim.engine.layout import (
     FXPOS, JNT_AXIS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_HINGE, JNT_POS, JNT_QPOSADR, JNT_SLIDE, JNT_TYPE,
     MINVAL, OPT_DISABLEFLAGS, OPT_GRAVITY, QFRC_BIAS, QPOS0, SAMEFRAME_BODY, SAMEFRAME_BODYROT,
     SAMEFRAME_INERTIA, SAMEFRAME_INERTIAROT, SAMEFRAME_NONE, SUBTREE_COM, SUBTREE_MASS, SZ_NBODY, SZ_NGEOM,
-    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID,
+    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID, NDDOF, NDM, QM,
 )
 
 # ----------------------------------------------------------------------------- position
@@ -196,18 +196,20 @@ def crb(m: ti.template(), d: ti.template(), b):
         if p > 0:
             for c in ti.static(range(10)):
                 d.body[b, p, CRB + c] += d.body[b, i, CRB + c]
+    # flat indices into d.M's column QM: the per-env base is computed once, not reloaded after every store
+    mb = b * d.M.strides[0] + QM
     for k in range(m.opt_i[SZ_NM]):
-        d.M[b, k, 0] = 0.0  # QM
+        d.M.arr[mb + k * NDM] = 0.0
     for i in range(nv):
         adr = m.dof_i[i, DOF_MADR]
         if m.dof_i[i, DOF_SIMPLENUM] != 0:
-            d.M[b, adr, 0] = m.dof_f[i, DOF_M0]
+            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_M0]
         else:
-            d.M[b, adr, 0] = m.dof_f[i, DOF_ARMATURE]
+            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_ARMATURE]
             buf = sm.mul_inert_vec(sm.getv(d.body, b, m.dof_i[i, DOF_BODYID], CRB, 10), sm.getv(d.dof, b, i, CDOF, 6))
             j = i
             while j >= 0:
-                d.M[b, adr, 0] += sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
+                d.M.arr[mb + adr * NDM] += sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
                 adr += 1
                 j = m.dof_i[j, DOF_PARENTID]
 
@@ -217,63 +219,75 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
     """mj_factorI: L'DL of the matrix in column `src` of d.M into column `dst`; 1/D into d.dof[:, diaginv]."""
     nv = m.opt_i[SZ_NV]
     nM = m.opt_i[SZ_NM]
+    # flat indices: d.M[b, k, dst] is d.M.arr[md + k * NDM]; the per-env bases are computed once here
+    mb = b * d.M.strides[0]
+    md = mb + dst
     if src != dst:
+        ms = mb + src
         for k in range(nM):
-            d.M[b, k, dst] = d.M[b, k, src]
+            d.M.arr[md + k * NDM] = d.M.arr[ms + k * NDM]
     for kk in range(nv):
         k = nv - 1 - kk
         adr_kk = m.dof_i[k, DOF_MADR]
-        dkk = d.M[b, adr_kk, dst]
+        dkk = d.M.arr[md + adr_kk * NDM]
         if dkk < MINVAL:
             dkk = MINVAL
-            d.M[b, adr_kk, dst] = MINVAL
+            d.M.arr[md + adr_kk * NDM] = MINVAL
         if m.dof_i[k, DOF_SIMPLENUM] == 0:
             # row k's diagonal is not touched below: the updates go to the rows of k's ancestors, stored before it
             adr_ki = adr_kk + 1
             i = m.dof_i[k, DOF_PARENTID]
             while i >= 0:
-                tmp = d.M[b, adr_ki, dst] / dkk
+                tmp = d.M.arr[md + adr_ki * NDM] / dkk
+                adr_i = m.dof_i[i, DOF_MADR]
                 cnt = 0
                 if i < nv - 1:
-                    cnt = m.dof_i[i + 1, DOF_MADR] - m.dof_i[i, DOF_MADR]
+                    cnt = m.dof_i[i + 1, DOF_MADR] - adr_i
                 else:
-                    cnt = nM - m.dof_i[i, DOF_MADR]
-                adr_i = m.dof_i[i, DOF_MADR]
+                    cnt = nM - adr_i
+                pi = md + adr_i * NDM
+                pk = md + adr_ki * NDM
                 for c in range(cnt):
-                    d.M[b, adr_i + c, dst] += d.M[b, adr_ki + c, dst] * (-tmp)
-                d.M[b, adr_ki, dst] = tmp
+                    d.M.arr[pi + c * NDM] += d.M.arr[pk + c * NDM] * (-tmp)
+                d.M.arr[pk] = tmp
                 i = m.dof_i[i, DOF_PARENTID]
                 adr_ki += 1
+    db = b * d.dof.strides[0] + diaginv
     for i in range(nv):
-        d.dof[b, i, diaginv] = 1.0 / d.M[b, m.dof_i[i, DOF_MADR], dst]
+        d.dof.arr[db + i * NDDOF] = 1.0 / d.M.arr[md + m.dof_i[i, DOF_MADR] * NDM]
 
 
 @ti.func
 def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
     """mj_solveLD, in place on column `x` of d.dof, with the factor in column `ld` of d.M."""
     nv = m.opt_i[SZ_NV]
+    # flat indices: d.dof[b, i, x] is d.dof.arr[dx + i * NDDOF], d.M[b, k, ld] is d.M.arr[ml + k * NDM]
+    db = b * d.dof.strides[0]
+    dx = db + x
+    ml = b * d.M.strides[0] + ld
     for ii in range(nv):
         i = nv - 1 - ii
-        xi = d.dof[b, i, x]
+        xi = d.dof.arr[dx + i * NDDOF]
         if m.dof_i[i, DOF_SIMPLENUM] == 0 and xi != 0.0:
             adr = m.dof_i[i, DOF_MADR] + 1
             j = m.dof_i[i, DOF_PARENTID]
             while j >= 0:
-                d.dof[b, j, x] -= d.M[b, adr, ld] * xi
+                d.dof.arr[dx + j * NDDOF] -= d.M.arr[ml + adr * NDM] * xi
                 adr += 1
                 j = m.dof_i[j, DOF_PARENTID]
+    dd = db + diaginv
     for i in range(nv):
-        d.dof[b, i, x] *= d.dof[b, i, diaginv]
+        d.dof.arr[dx + i * NDDOF] *= d.dof.arr[dd + i * NDDOF]
     for i in range(nv):
         if m.dof_i[i, DOF_SIMPLENUM] == 0:
             adr = m.dof_i[i, DOF_MADR] + 1
             j = m.dof_i[i, DOF_PARENTID]
-            xi = d.dof[b, i, x]
+            xi = d.dof.arr[dx + i * NDDOF]
             while j >= 0:
-                xi -= d.M[b, adr, ld] * d.dof[b, j, x]
+                xi -= d.M.arr[ml + adr * NDM] * d.dof.arr[dx + j * NDDOF]
                 adr += 1
                 j = m.dof_i[j, DOF_PARENTID]
-            d.dof[b, i, x] = xi
+            d.dof.arr[dx + i * NDDOF] = xi
 
 
 # ----------------------------------------------------------------------------- velocity
