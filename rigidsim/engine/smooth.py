@@ -205,11 +205,13 @@ def crb(m: ti.template(), d: ti.template(), b):
         if m.dof_i[i, DOF_SIMPLENUM] != 0:
             d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_M0]
         else:
-            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_ARMATURE]
             buf = sm.mul_inert_vec(sm.getv(d.body, b, m.dof_i[i, DOF_BODYID], CRB, 10), sm.getv(d.dof, b, i, CDOF, 6))
+            # each entry of row i is written once: armature + dot on the diagonal, 0.0 + dot to the left of it
+            acc = m.dof_f[i, DOF_ARMATURE]
             j = i
             while j >= 0:
-                d.M.arr[mb + adr * NDM] += sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
+                d.M.arr[mb + adr * NDM] = acc + sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
+                acc = 0.0
                 adr += 1
                 j = m.dof_i[j, DOF_PARENTID]
 
