@@ -122,7 +122,8 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
         # qfrc_actuator = moment' * force
         for i in range(nu):
             dof = m.act_i[i, ACT_TRN_DOFADR]
-            d.dof[b, dof, QFRC_ACTUATOR] += m.act_f[i, ACT_GEAR] * d.actu[b, i, ACTUATOR_FORCE]
+            f = m.act_f[i, ACT_GEAR] * d.actu[b, i, ACTUATOR_FORCE]
+            d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
         # actuator-level gravity compensation
         if m.opt_i[OPT_NACTGRAVCOMP] > 0 and gravity_on(m):
             for j in range(m.opt_i[SZ_NJNT]):
@@ -131,7 +132,8 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
                     n = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
                     da = m.jnt_i[j, JNT_DOFADR]
                     for c in range(n):
-                        d.dof[b, da + c, QFRC_ACTUATOR] += d.dof[b, da + c, QFRC_GRAVCOMP]
+                        g = d.dof[b, da + c, QFRC_GRAVCOMP]
+                        d.dof[b, da + c, QFRC_ACTUATOR] = d.dof[b, da + c, QFRC_ACTUATOR] + g
         # joint-level actuator force limits
         for j in range(m.opt_i[SZ_NJNT]):
             if m.jnt_i[j, JNT_ACTFRCLIMITED] != 0:
@@ -169,4 +171,4 @@ def actuator_deriv(m: ti.template(), d: ti.template(), b):
                 if bias_vel != 0.0:
                     g = m.act_f[i, ACT_GEAR]
                     dof = m.act_i[i, ACT_TRN_DOFADR]
-                    d.dof[b, dof, QDERIV_DIAG] += g * bias_vel * g
+                    d.dof[b, dof, QDERIV_DIAG] = d.dof[b, dof, QDERIV_DIAG] + (g * bias_vel * g)

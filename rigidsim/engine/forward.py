@@ -41,7 +41,7 @@ def implicit_matrix(m: ti.template(), d: ti.template(), b):
     actuator_deriv(m, d, b)
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_DAMPER) == 0:
         for i in range(nv):
-            d.dof[b, i, QDERIV_DIAG] -= m.dof_f[i, DOF_DAMPING]
+            d.dof[b, i, QDERIV_DIAG] = d.dof[b, i, QDERIV_DIAG] - m.dof_f[i, DOF_DAMPING]
     for k in range(m.opt_i[SZ_NM]):
         d.M[b, k, QH] = d.M[b, k, QM]
     for i in range(nv):
@@ -147,7 +147,7 @@ def euler(m: ti.template(), d: ti.template(), b):
             d.M.arr[mb + k * NDM + QH] = d.M.arr[mb + k * NDM + QM]
         for i in range(nv):
             adr = m.dof_i[i, DOF_MADR]
-            d.M.arr[mb + adr * NDM + QH] += h * m.dof_f[i, DOF_DAMPING]
+            d.M.arr[mb + adr * NDM + QH] = d.M.arr[mb + adr * NDM + QH] + (h * m.dof_f[i, DOF_DAMPING])
         factor_m(m, d, b, QH, QH, QHDIAGINV)
         for i in range(nv):
             d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
@@ -276,7 +276,7 @@ def rk_finish(m: ti.template(), d: ti.template(), b):
                 w = ti.Vector([d.rk[b, st * nx + nq + va + c] for c in ti.static(range(3))])
                 corr = sm.cross3(prev * (a * h), w) * (0.5 * bcoef)
                 for c in ti.static(range(3)):
-                    d.rk[b, dx0 + va + c] += corr[c]
+                    d.rk[b, dx0 + va + c] = d.rk[b, dx0 + va + c] + corr[c]
     for i in range(nq):
         d.qpos[b, i] = d.rk[b, i]
     for i in range(nv):

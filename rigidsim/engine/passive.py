@@ -38,7 +38,7 @@ def apply_force_at(m: ti.template(), d: ti.template(), b, body, point, force, co
             cdof = sm.getv(d.dof, b, j, CDOF, 6)
             tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
             jacp = ti.Vector([cdof[3] + tmp[0], cdof[4] + tmp[1], cdof[5] + tmp[2]])
-            d.dof[b, j, col] += jacp[0] * force[0] + jacp[1] * force[1] + jacp[2] * force[2]
+            d.dof[b, j, col] = d.dof[b, j, col] + (jacp[0] * force[0] + jacp[1] * force[1] + jacp[2] * force[2])
             j = m.dof_i[j, DOF_PARENTID]
 
 
@@ -106,4 +106,5 @@ def passive(m: ti.template(), d: ti.template(), b):
                     n = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
                     da = m.jnt_i[j, JNT_DOFADR]
                     for c in range(n):
-                        d.dof[b, da + c, QFRC_PASSIVE] += d.dof[b, da + c, QFRC_GRAVCOMP]
+                        g = d.dof[b, da + c, QFRC_GRAVCOMP]
+                        d.dof[b, da + c, QFRC_PASSIVE] = d.dof[b, da + c, QFRC_PASSIVE] + g

@@ -9,6 +9,12 @@ same layout), ``solve_m`` (mj_solveLD), ``com_vel`` (mj_comVel), ``rne``
 Every function works on one env ``b`` and walks bodies and dofs serially;
 kernels parallelise over envs. ``m`` groups the packed model arrays and
 ``d`` the data arrays (see `kernels`); columns are named in `layout`.
+
+Array elements are never updated with ``+=`` and friends: Taichi compiles
+an augmented assignment to a global array element into a sequentially
+consistent atomic read-modify-write (a compare-and-swap loop for doubles),
+which cost the humanoid 2.5x per step. ``a[i] = a[i] + x`` is the same
+arithmetic without the atomic (tests/test_engine_source.py checks).
 """
 
 
@@ -141,7 +147,7 @@ def com_pos(m: ti.template(), d: ti.template(), b):
         if i > 0:
             j = m.body_i[i, BODY_PARENTID]
             sm.setv(d.body, b, j, SUBTREE_COM, sm.getv(d.body, b, j, SUBTREE_COM, 3) + sc)
-            d.body[b, j, SUBTREE_MASS] += ms
+            d.body[b, j, SUBTREE_MASS] = d.body[b, j, SUBTREE_MASS] + ms
         if ms < MINVAL:
             sc = xipos
         else:
@@ -195,7 +201,7 @@ def crb(m: ti.template(), d: ti.template(), b):
         p = m.body_i[i, BODY_PARENTID]
         if p > 0:
             for c in ti.static(range(10)):
-                d.body[b, p, CRB + c] += d.body[b, i, CRB + c]
+                d.body[b, p, CRB + c] = d.body[b, p, CRB + c] + d.body[b, i, CRB + c]
     # flat indices into d.M's column QM: the per-env base is computed once, not reloaded after every store
     mb = b * d.M.strides[0] + QM
     for k in range(m.opt_i[SZ_NM]):
@@ -250,7 +256,7 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
                 pi = md + adr_i * NDM
                 pk = md + adr_ki * NDM
                 for c in range(cnt):
-                    d.M.arr[pi + c * NDM] += d.M.arr[pk + c * NDM] * (-tmp)
+                    d.M.arr[pi + c * NDM] = d.M.arr[pi + c * NDM] + (d.M.arr[pk + c * NDM] * (-tmp))
                 d.M.arr[pk] = tmp
                 i = m.dof_i[i, DOF_PARENTID]
                 adr_ki += 1
@@ -274,12 +280,12 @@ def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
             adr = m.dof_i[i, DOF_MADR] + 1
             j = m.dof_i[i, DOF_PARENTID]
             while j >= 0:
-                d.dof.arr[dx + j * NDDOF] -= d.M.arr[ml + adr * NDM] * xi
+                d.dof.arr[dx + j * NDDOF] = d.dof.arr[dx + j * NDDOF] - (d.M.arr[ml + adr * NDM] * xi)
                 adr += 1
                 j = m.dof_i[j, DOF_PARENTID]
     dd = db + diaginv
     for i in range(nv):
-        d.dof.arr[dx + i * NDDOF] *= d.dof.arr[dd + i * NDDOF]
+        d.dof.arr[dx + i * NDDOF] = d.dof.arr[dx + i * NDDOF] * d.dof.arr[dd + i * NDDOF]
     for i in range(nv):
         if m.dof_i[i, DOF_SIMPLENUM] == 0:
             adr = m.dof_i[i, DOF_MADR] + 1
@@ -361,7 +367,7 @@ def rne(m: ti.template(), d: ti.template(), b):
         p = m.body_i[i, BODY_PARENTID]
         if p > 0:
             for c in ti.static(range(6)):
-                d.body[b, p, CFRC_BODY + c] += d.body[b, i, CFRC_BODY + c]
+                d.body[b, p, CFRC_BODY + c] = d.body[b, p, CFRC_BODY + c] + d.body[b, i, CFRC_BODY + c]
     for i in range(m.opt_i[SZ_NV]):
         d.dof[b, i, QFRC_BIAS] = sm.dot6(sm.getv(d.dof, b, i, CDOF, 6),
                                          sm.getv(d.body, b, m.dof_i[i, DOF_BODYID], CFRC_BODY, 6))

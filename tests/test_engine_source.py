@@ -1,0 +1,33 @@
+"""Properties of the engine's kernel source that the compiled code depends on."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ENGINE = Path(__file__).resolve().parents[1] / "rigidsim" / "engine"
+
+
+def _taichi_functions(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                name = ast.unparse(dec)
+                if name in ("ti.func", "ti.kernel", "ti.real_func"):
+                    yield node
+
+
+def test_no_augmented_assignment_to_array_elements():
+    """`a[i] += x` in a ti.func or ti.kernel compiles to a seq_cst atomic (a CAS loop for doubles);
+    each env is owned by one thread, so the engine writes `a[i] = a[i] + x` instead."""
+    found = []
+    n_funcs = 0
+    for path in sorted(ENGINE.glob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for fn in _taichi_functions(tree):
+            n_funcs += 1
+            for node in ast.walk(fn):
+                if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+                    found.append(f"{path.name}:{node.lineno} in {fn.name}: {ast.unparse(node)}")
+    assert n_funcs > 20  # the walk sees the engine's kernels and funcs
+    assert not found, "atomic read-modify-writes in engine kernels:\n" + "\n".join(found)
