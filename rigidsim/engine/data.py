@@ -111,6 +111,16 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
     for col, name in ((L.DOF_BODYID, "dof_bodyid"), (L.DOF_JNTID, "dof_jntid"), (L.DOF_PARENTID, "dof_parentid"),
                       (L.DOF_MADR, "dof_Madr"), (L.DOF_SIMPLENUM, "dof_simplenum")):
         dof_i[:nv, col] = getattr(model, name)
+    madr = np.asarray(model.dof_Madr, dtype=np.int64)
+    m_i = np.zeros((_rows(model.nM), L.NM_I), i32)
+    for i in range(nv):
+        j, adr = i, int(madr[i])
+        while j >= 0:
+            m_i[adr, L.M_COLIND] = j
+            m_i[adr, L.M_COLADR] = madr[j]
+            adr += 1
+            j = int(model.dof_parentid[j])
+        dof_i[i, L.DOF_MROWNNZ] = adr - madr[i]
 
     def frames(prefix, n):
         ff = np.zeros((_rows(n), L.NFRAME_F), f)
@@ -169,9 +179,9 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                    (L.STR_M, L.NDM * r(model.nM)), (L.STR_GEOM, L.NDFRAME * r(ngeom)),
                    (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model)))):
         opt_i[col] = n  # as make_data allocates
-    return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, geom_f=geom_f,
-                geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f, opt_f=opt_f,
-                opt_i=opt_i)
+    return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
+                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+                opt_f=opt_f, opt_i=opt_i)
 
 
 def rk_width(model: M.Model) -> int:

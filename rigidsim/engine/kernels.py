@@ -59,12 +59,12 @@ class _Flat:
         return impl.subscript(None, self.arr, flat)
 
 
-def _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i, qpos_f, opt_f,
-           opt_i):
+def _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i, qpos_f,
+           opt_f, opt_i):
     """The model group (called while compiling, inside the env loop)."""
     return _Group(body_f=_Flat(body_f, L.NBODY_F), body_i=_Flat(body_i, L.NBODY_I), jnt_f=_Flat(jnt_f, L.NJNT_F),
                   jnt_i=_Flat(jnt_i, L.NJNT_I), dof_f=_Flat(dof_f, L.NDOF_F), dof_i=_Flat(dof_i, L.NDOF_I),
-                  geom_f=_Flat(geom_f, L.NFRAME_F), geom_i=_Flat(geom_i, L.NFRAME_I),
+                  m_i=_Flat(m_i, L.NM_I), geom_f=_Flat(geom_f, L.NFRAME_F), geom_i=_Flat(geom_i, L.NFRAME_I),
                   site_f=_Flat(site_f, L.NFRAME_F), site_i=_Flat(site_i, L.NFRAME_I), act_f=_Flat(act_f, L.NACT_F),
                   act_i=_Flat(act_i, L.NACT_I), qpos_f=_Flat(qpos_f, L.NQPOS_F), opt_f=opt_f, opt_i=opt_i)
 
@@ -89,7 +89,7 @@ def _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body,
                   rk=_Flat(rk, st(L.STR_RK)))
 
 
-MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "geom_f", "geom_i", "site_f", "site_i",
+MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "m_i", "geom_f", "geom_i", "site_f", "site_i",
               "act_f", "act_i", "qpos_f", "opt_f", "opt_i")
 DATA_ARGS = ("qpos", "qvel", "act", "ctrl", "qacc", "time", "mocap_pos", "mocap_quat", "body", "jnt", "dof", "M",
              "geom", "site", "actu", "act_dot", "rk")
@@ -98,7 +98,7 @@ DATA_ARGS = ("qpos", "qvel", "act", "ctrl", "qacc", "time", "mocap_pos", "mocap_
 @ti.kernel
 def kinematics_kernel(
     # Model:
-    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
@@ -110,7 +110,7 @@ def kinematics_kernel(
         if i % spread == 0:
             b = i // spread
             kinematics(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
                        qpos_f, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                       actu, act_dot, rk),
@@ -120,7 +120,7 @@ def kinematics_kernel(
 @ti.kernel
 def forward_kernel(
     # Model:
-    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
@@ -132,7 +132,7 @@ def forward_kernel(
         if i % spread == 0:
             b = i // spread
             forward(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
                        qpos_f, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                       actu, act_dot, rk),
@@ -236,7 +236,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
 @ti.kernel
 def rollout_kernel(
     # Model:
-    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
@@ -251,7 +251,7 @@ def rollout_kernel(
         if i % spread == 0:
             b = i // spread
             _rollout_env(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
                        qpos_f, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                       actu, act_dot, rk),

@@ -30,8 +30,15 @@ NJNT_I = 6
 # ----------------------------------------------------------------------------- model: dofs
 DOF_ARMATURE, DOF_DAMPING, DOF_M0 = 0, 1, 2
 NDOF_F = 3
-DOF_BODYID, DOF_JNTID, DOF_PARENTID, DOF_MADR, DOF_SIMPLENUM = 0, 1, 2, 3, 4
-NDOF_I = 5
+DOF_BODYID, DOF_JNTID, DOF_PARENTID, DOF_MADR, DOF_SIMPLENUM, DOF_MROWNNZ = 0, 1, 2, 3, 4, 5
+NDOF_I = 6
+
+# ----------------------------------------------------------------------------- model: mass-matrix entries
+# qM's legacy sparse layout: row i starts at dof_Madr[i] with the diagonal, then i's ancestor dofs nearest
+# first (dof_Mrownnz[i] entries). Per entry: the column's dof and the address of that dof's own row, so the
+# stages read a row's columns as independent loads instead of walking dof_parentid.
+M_COLIND, M_COLADR = 0, 1
+NM_I = 2
 
 # ----------------------------------------------------------------------------- model: geoms and sites
 FRAME_POS, FRAME_QUAT = 0, 3  # geom_pos/geom_quat, site_pos/site_quat

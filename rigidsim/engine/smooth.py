@@ -25,11 +25,11 @@ from rigidsim.engine.layout import (
     BODY_DOFADR, BODY_DOFNUM, BODY_INERTIA, BODY_IPOS, BODY_IQUAT, BODY_JNTADR, BODY_JNTNUM,
     BODY_MASS, BODY_MOCAPID, BODY_PARENTID, BODY_POS, BODY_QUAT, BODY_ROOTID, BODY_SAMEFRAME, CACC, CDOF,
     CDOF_DOT, CFRC_BODY, CINERT, CRB, CVEL, DOF_ARMATURE, DOF_BODYID, DOF_JNTID, DOF_M0, DOF_MADR,
-    DOF_PARENTID, DOF_SIMPLENUM, DSBL_GRAVITY, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FRAME_SAMEFRAME, FXMAT,
+    DOF_MROWNNZ, DOF_SIMPLENUM, DSBL_GRAVITY, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FRAME_SAMEFRAME, FXMAT,
     FXPOS, JNT_AXIS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_HINGE, JNT_POS, JNT_QPOSADR, JNT_SLIDE, JNT_TYPE,
     MINVAL, OPT_DISABLEFLAGS, OPT_GRAVITY, QFRC_BIAS, QPOS0, SAMEFRAME_BODY, SAMEFRAME_BODYROT,
     SAMEFRAME_INERTIA, SAMEFRAME_INERTIAROT, SAMEFRAME_NONE, SUBTREE_COM, SUBTREE_MASS, SZ_NBODY, SZ_NGEOM,
-    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID, NDDOF, NDM, QM,
+    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID, M_COLADR, M_COLIND, NDDOF, NDM, QM,
 )
 
 # ----------------------------------------------------------------------------- position
@@ -212,14 +212,11 @@ def crb(m: ti.template(), d: ti.template(), b):
             d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_M0]
         else:
             buf = sm.mul_inert_vec(sm.getv(d.body, b, m.dof_i[i, DOF_BODYID], CRB, 10), sm.getv(d.dof, b, i, CDOF, 6))
-            # each entry of row i is written once: armature + dot on the diagonal, 0.0 + dot to the left of it
-            acc = m.dof_f[i, DOF_ARMATURE]
-            j = i
-            while j >= 0:
-                d.M.arr[mb + adr * NDM] = acc + sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
-                acc = 0.0
-                adr += 1
-                j = m.dof_i[j, DOF_PARENTID]
+            # row i: armature + dot on the diagonal, 0.0 + dot for each ancestor column (each entry written once)
+            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_ARMATURE] + sm.dot6(sm.getv(d.dof, b, i, CDOF, 6), buf)
+            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+                j = m.m_i[adr + p, M_COLIND]
+                d.M.arr[mb + (adr + p) * NDM] = 0.0 + sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
 
 
 @ti.func
@@ -230,6 +227,7 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
     # flat indices: d.M[b, k, dst] is d.M.arr[md + k * NDM]; the per-env bases are computed once here
     mb = b * d.M.strides[0]
     md = mb + dst
+    db = b * d.dof.strides[0] + diaginv
     if src != dst:
         ms = mb + src
         for k in range(nM):
@@ -241,28 +239,20 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
         if dkk < MINVAL:
             dkk = MINVAL
             d.M.arr[md + adr_kk * NDM] = MINVAL
+        inv_d = 1.0 / dkk
+        d.dof.arr[db + k * NDDOF] = inv_d
         if m.dof_i[k, DOF_SIMPLENUM] == 0:
-            # row k's diagonal is not touched below: the updates go to the rows of k's ancestors, stored before it
-            adr_ki = adr_kk + 1
-            i = m.dof_i[k, DOF_PARENTID]
-            while i >= 0:
-                tmp = d.M.arr[md + adr_ki * NDM] / dkk
-                adr_i = m.dof_i[i, DOF_MADR]
-                cnt = 0
-                if i < nv - 1:
-                    cnt = m.dof_i[i + 1, DOF_MADR] - adr_i
-                else:
-                    cnt = nM - adr_i
-                pi = md + adr_i * NDM
-                pk = md + adr_ki * NDM
-                for c in range(cnt):
+            # entry p of row k is column i = k's p-th ancestor; k's row from there on lists i's own row's columns
+            # (i and its ancestors), so row i -= tmp * that tail. Rows of ancestors are stored before row k.
+            # tmp = M(k,i) * (1/D(k,k)), as MuJoCo 4's mj_factorI (a multiply, not a division, per entry).
+            nnz = m.dof_i[k, DOF_MROWNNZ]
+            for p in range(1, nnz):
+                pk = md + (adr_kk + p) * NDM
+                tmp = d.M.arr[pk] * inv_d
+                pi = md + m.m_i[adr_kk + p, M_COLADR] * NDM
+                for c in range(nnz - p):
                     d.M.arr[pi + c * NDM] = d.M.arr[pi + c * NDM] + (d.M.arr[pk + c * NDM] * (-tmp))
                 d.M.arr[pk] = tmp
-                i = m.dof_i[i, DOF_PARENTID]
-                adr_ki += 1
-    db = b * d.dof.strides[0] + diaginv
-    for i in range(nv):
-        d.dof.arr[db + i * NDDOF] = 1.0 / d.M.arr[md + m.dof_i[i, DOF_MADR] * NDM]
 
 
 @ti.func
@@ -277,24 +267,19 @@ def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
         i = nv - 1 - ii
         xi = d.dof.arr[dx + i * NDDOF]
         if m.dof_i[i, DOF_SIMPLENUM] == 0 and xi != 0.0:
-            adr = m.dof_i[i, DOF_MADR] + 1
-            j = m.dof_i[i, DOF_PARENTID]
-            while j >= 0:
-                d.dof.arr[dx + j * NDDOF] = d.dof.arr[dx + j * NDDOF] - (d.M.arr[ml + adr * NDM] * xi)
-                adr += 1
-                j = m.dof_i[j, DOF_PARENTID]
+            adr = m.dof_i[i, DOF_MADR]
+            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+                pj = dx + m.m_i[adr + p, M_COLIND] * NDDOF
+                d.dof.arr[pj] = d.dof.arr[pj] - (d.M.arr[ml + (adr + p) * NDM] * xi)
     dd = db + diaginv
     for i in range(nv):
         d.dof.arr[dx + i * NDDOF] = d.dof.arr[dx + i * NDDOF] * d.dof.arr[dd + i * NDDOF]
     for i in range(nv):
         if m.dof_i[i, DOF_SIMPLENUM] == 0:
-            adr = m.dof_i[i, DOF_MADR] + 1
-            j = m.dof_i[i, DOF_PARENTID]
+            adr = m.dof_i[i, DOF_MADR]
             xi = d.dof.arr[dx + i * NDDOF]
-            while j >= 0:
-                xi -= d.M.arr[ml + adr * NDM] * d.dof.arr[dx + j * NDDOF]
-                adr += 1
-                j = m.dof_i[j, DOF_PARENTID]
+            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+                xi -= d.M.arr[ml + (adr + p) * NDM] * d.dof.arr[dx + m.m_i[adr + p, M_COLIND] * NDDOF]
             d.dof.arr[dx + i * NDDOF] = xi
 
 
