@@ -61,6 +61,65 @@ FEATURES_XML = """
 """
 
 
+# Tendons and fluid: a fixed tendon coupling a chain joint with two sibling joints (its implicitfast derivative
+# has entries outside qM's sparsity, which implicitfast drops), a spatial tendon through sites on three bodies
+# and the world with a pulley, tendon springs with a dead band and dampers, actuators on both tendons (one with
+# a velocity bias), and the inertia-box fluid model with density, viscosity and wind on a free body and a chain.
+TENDON_XML = """
+<mujoco>
+  <option timestep="0.002" density="1.2" viscosity="0.02" wind="0.4 -0.3 0.1"/>
+  <worldbody>
+    <site name="anchor" pos="0.2 0 2"/>
+    <site name="anchor2" pos="-0.3 0.1 1.8"/>
+    <body name="arm1" pos="0 0 1.5">
+      <joint name="h1" type="hinge" axis="0 1 0" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04"/>
+      <site name="s1" pos="0.4 0 0.02"/>
+      <body name="arm2" pos="0.4 0 0">
+        <joint name="h2" type="hinge" axis="0 1 0"/>
+        <joint name="sl" type="slide" axis="1 0 0" damping="0.3"/>
+        <geom type="box" size="0.15 0.03 0.02" pos="0.15 0 0"/>
+        <site name="s2" pos="0.3 0.01 0"/>
+        <body name="finger_a" pos="0.3 0.05 0">
+          <joint name="fa" type="hinge" axis="0 0 1" armature="0.01"/>
+          <geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.01"/>
+        </body>
+        <body name="finger_b" pos="0.3 -0.05 0">
+          <joint name="fb" type="hinge" axis="0 0 1" armature="0.01"/>
+          <geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.01"/>
+        </body>
+      </body>
+    </body>
+    <body name="float" pos="0 0.5 1">
+      <freejoint/>
+      <geom type="ellipsoid" size="0.1 0.05 0.03"/>
+      <site name="s3" pos="0.05 0 0.02"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="couple" stiffness="2" damping="0.4" springlength="-0.1 0.2">
+      <joint joint="h2" coef="0.7"/>
+      <joint joint="fa" coef="0.5"/>
+      <joint joint="fb" coef="-0.5"/>
+    </fixed>
+    <spatial name="rope" stiffness="5" damping="0.2" springlength="0.6 0.9">
+      <site site="anchor"/>
+      <site site="s1"/>
+      <site site="s2"/>
+      <pulley divisor="2"/>
+      <site site="anchor2"/>
+      <site site="s3"/>
+    </spatial>
+  </tendon>
+  <actuator>
+    <position tendon="couple" kp="3" kv="0.5"/>
+    <motor tendon="rope" gear="1.5" ctrllimited="true" ctrlrange="-1 1"/>
+    <motor joint="h1" gear="2"/>
+  </actuator>
+</mujoco>
+"""
+
+
 def shared_xmls():
     """Every scene file under ../shared/models (skipping include-only files), relative names."""
     if not MODELS.exists():

@@ -16,13 +16,14 @@ import pytest
 
 from rigidsim.errors import InputError
 from tests.mjref import MODELS, mujoco
-from tests.test_engine_helpers import (FEATURES_XML, assert_close, our_model, random_state, shared_xmls,
-                                       without_constraints)
+from tests.test_engine_helpers import (FEATURES_XML, TENDON_XML, assert_close, our_model, random_state,
+                                       shared_xmls, without_constraints)
 
 B = 3
 KIN = ("xpos", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat", "xanchor", "xaxis")
 FWD = ("qfrc_bias", "qfrc_passive", "qfrc_actuator", "qfrc_smooth", "qacc_smooth", "qacc", "actuator_length",
-       "actuator_velocity", "actuator_force", "act_dot", "cdof", "cinert", "subtree_com", "cvel", "cdof_dot", "crb")
+       "actuator_velocity", "actuator_force", "act_dot", "cdof", "cinert", "subtree_com", "cvel", "cdof_dot", "crb",
+       "ten_length", "ten_velocity", "qfrc_fluid", "qfrc_spring", "qfrc_damper")
 
 
 def _sim(mjm, n=B):
@@ -53,7 +54,7 @@ def _check_stages(mjm, seed=0):
     sim.kinematics()
     kin = {k: sim.get(k) for k in KIN + ("xquat",)}
     sim.forward()
-    got = {k: sim.get(k) for k in FWD + ("qM", "qpos")}
+    got = {k: sim.get(k) for k in FWD + ("qM", "qpos", "ten_J")}
     for b in range(B):
         d = mujoco.MjData(mjm)
         d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[b], qvel[b], ctrl[b]
@@ -72,13 +73,37 @@ def _check_stages(mjm, seed=0):
         mujoco.mj_fullM(mjm, d, full)
         assert_close(got["qM"][b], full, f"qM env {b}")
         assert_close(got["qpos"][b], d.qpos, f"qpos (normalized) env {b}")
+        assert_close(got["ten_J"][b], dense_ten_j(mjm, d), f"ten_J env {b}")
         for k in FWD:
             ref = getattr(d, k)
             assert_close(got[k][b].reshape(ref.shape), ref, f"{k} env {b}")
 
 
+def dense_ten_j(mjm, d):
+    """MuJoCo's ten_J as a dense [ntendon, nv] array (MuJoCo 4 stores it in the model's sparsity pattern)."""
+    out = np.zeros((mjm.ntendon, mjm.nv))
+    tj = np.asarray(d.ten_J).reshape(-1)
+    for t in range(mjm.ntendon):
+        adr, nnz = mjm.ten_J_rowadr[t], mjm.ten_J_rownnz[t]
+        out[t, mjm.ten_J_colind[adr:adr + nnz]] = tj[adr:adr + nnz]
+    return out
+
+
 def test_inline_features():
     _check_stages(without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML)))
+
+
+def test_inline_tendons_and_fluid():
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(TENDON_XML))
+    assert mjm.ntendon == 2 and mjm.opt.density > 0
+    _check_stages(mjm, seed=11)
+
+
+@pytest.mark.parametrize("flag", ["mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_ACTUATION"])
+def test_inline_tendons_disable_flags(flag):
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(TENDON_XML))
+    mjm.opt.disableflags |= int(getattr(mujoco.mjtDisableBit, flag))
+    _check_stages(mjm, seed=12)
 
 
 @pytest.mark.parametrize("flag", ["mjDSBL_GRAVITY", "mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_ACTUATION",
@@ -111,7 +136,7 @@ def test_unsupported_is_refused_with_the_element_name():
 
     xml = """<mujoco><worldbody><body><joint name="j" type="slide"/><geom size="0.1"/>
              <site name="a"/></body><site name="b" pos="0 0 1"/></worldbody>
-             <tendon><spatial name="rope"><site site="a"/><site site="b"/></spatial></tendon></mujoco>"""
+             <tendon><spatial name="rope" armature="0.1"><site site="a"/><site site="b"/></spatial></tendon></mujoco>"""
     m = our_model(mujoco.MjModel.from_xml_string(xml))
     with pytest.raises(InputError, match="rope"):
         Simulator(m, 1)

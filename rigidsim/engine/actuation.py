@@ -2,7 +2,8 @@
 and the actuator part of the velocity derivative used by implicit integration.
 
 Supported: joint and jointinparent transmissions on hinge and slide joints
-(moment = gear[0] at the joint's dof); dynamics none, integrator, filter,
+(moment = gear[0] at the joint's dof), tendon transmissions (moment =
+gear[0] * ten_J); dynamics none, integrator, filter,
 filterexact (with actearly); gain fixed/affine; bias none/affine;
 ctrlrange, forcerange, actrange, joint actfrcrange clamping; actuator-level
 gravity compensation. Everything else is refused at load (`data.check_supported`).
@@ -18,17 +19,21 @@ from rigidsim.engine.layout import (
     ACT_TRN_DOFADR, ACT_TRN_QPOSADR, ACTUATOR_CTRL, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY,
     BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTER, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE,
     GAIN_AFFINE, JNT_ACTFRCLIMITED, JNT_ACTFRCRANGE, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_TYPE,
-    MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QDERIV_DIAG, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
-    SZ_NU, SZ_NV,
+    MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QDERIV, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
+    SZ_NU, SZ_NV, ACT_TRNID, ACT_TRNTYPE, DOF_MADR, DOF_MROWNNZ, M_COLIND, TEN_LENGTH, TRN_TENDON,
 )
 from rigidsim.engine.passive import gravity_on
 
 
 @ti.func
 def transmission(m: ti.template(), d: ti.template(), b):
-    """actuator_length = gear * q for joint transmissions (the moment is gear at the joint's dof)."""
+    """actuator_length: gear * q for joint transmissions (the moment is gear at the joint's dof), gear *
+    ten_length for tendon transmissions (the moment is gear * ten_J)."""
     for i in range(m.opt_i[SZ_NU]):
-        d.actu[b, i, ACTUATOR_LENGTH] = d.qpos[b, m.act_i[i, ACT_TRN_QPOSADR]] * m.act_f[i, ACT_GEAR]
+        if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
+            d.actu[b, i, ACTUATOR_LENGTH] = d.ten[b, m.act_i[i, ACT_TRNID], TEN_LENGTH] * m.act_f[i, ACT_GEAR]
+        else:
+            d.actu[b, i, ACTUATOR_LENGTH] = d.qpos[b, m.act_i[i, ACT_TRN_QPOSADR]] * m.act_f[i, ACT_GEAR]
 
 
 @ti.func
@@ -38,7 +43,15 @@ def actuator_velocity(m: ti.template(), d: ti.template(), b):
     for i in range(m.opt_i[SZ_NU]):
         v = 0.0
         if not off:
-            v = m.act_f[i, ACT_GEAR] * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
+            g = m.act_f[i, ACT_GEAR]
+            if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
+                t = m.act_i[i, ACT_TRNID]
+                for k in range(m.opt_i[SZ_NV]):
+                    jk = d.ten_J[b, t, k]
+                    if jk != 0.0:
+                        v += (jk * g) * d.qvel[b, k]
+            else:
+                v = g * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
         d.actu[b, i, ACTUATOR_VELOCITY] = v
 
 
@@ -121,9 +134,18 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
             d.actu[b, i, ACTUATOR_FORCE] = force
         # qfrc_actuator = moment' * force
         for i in range(nu):
-            dof = m.act_i[i, ACT_TRN_DOFADR]
-            f = m.act_f[i, ACT_GEAR] * d.actu[b, i, ACTUATOR_FORCE]
-            d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
+            if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
+                t = m.act_i[i, ACT_TRNID]
+                g = m.act_f[i, ACT_GEAR]
+                force = d.actu[b, i, ACTUATOR_FORCE]
+                for k in range(nv):
+                    jk = d.ten_J[b, t, k]
+                    if jk != 0.0:
+                        d.dof[b, k, QFRC_ACTUATOR] = d.dof[b, k, QFRC_ACTUATOR] + (jk * g) * force
+            else:
+                dof = m.act_i[i, ACT_TRN_DOFADR]
+                f = m.act_f[i, ACT_GEAR] * d.actu[b, i, ACTUATOR_FORCE]
+                d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
         # actuator-level gravity compensation
         if m.opt_i[OPT_NACTGRAVCOMP] > 0 and gravity_on(m):
             for j in range(m.opt_i[SZ_NJNT]):
@@ -144,7 +166,7 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
 
 @ti.func
 def actuator_deriv(m: ti.template(), d: ti.template(), b):
-    """Add d qfrc_actuator / d qvel to the diagonal qDeriv (mjd_actuator_vel, joint transmissions)."""
+    """Add d qfrc_actuator / d qvel to qDeriv in d.M's QDERIV column (mjd_actuator_vel)."""
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_ACTUATION) == 0:
         for i in range(m.opt_i[SZ_NU]):
             skip = 0
@@ -170,5 +192,20 @@ def actuator_deriv(m: ti.template(), d: ti.template(), b):
                         bias_vel += gain_vel * a
                 if bias_vel != 0.0:
                     g = m.act_f[i, ACT_GEAR]
-                    dof = m.act_i[i, ACT_TRN_DOFADR]
-                    d.dof[b, dof, QDERIV_DIAG] = d.dof[b, dof, QDERIV_DIAG] + (g * bias_vel * g)
+                    if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
+                        add_outer_to_qderiv(m, d, b, m.act_i[i, ACT_TRNID], g, bias_vel)
+                    else:
+                        adr = m.dof_i[m.act_i[i, ACT_TRN_DOFADR], DOF_MADR]
+                        d.M[b, adr, QDERIV] = d.M[b, adr, QDERIV] + (g * bias_vel * g)
+
+
+@ti.func
+def add_outer_to_qderiv(m: ti.template(), d: ti.template(), b, t, scale, coef):
+    """qDeriv += coef * v v' with v = scale * ten_J[t], on qM's sparsity only (implicitfast drops the rest)."""
+    for k in range(m.opt_i[SZ_NV]):
+        vk = d.ten_J[b, t, k] * scale
+        if vk != 0.0:
+            adr = m.dof_i[k, DOF_MADR]
+            for p in range(m.dof_i[k, DOF_MROWNNZ]):
+                vj = d.ten_J[b, t, m.m_i[adr + p, M_COLIND]] * scale
+                d.M[b, adr + p, QDERIV] = d.M[b, adr + p, QDERIV] + vk * coef * vj

@@ -38,16 +38,24 @@ def check_supported(model: M.Model) -> None:
         raise InputError(f"unknown integrator {integ}", where=src)
     if integ == M.INT_IMPLICIT:
         raise InputError("integrator 'implicit' is not supported yet; use implicitfast, euler or rk4", where=src)
-    if model.ntendon:
-        raise InputError(f"{_name(model, 'tendon', 0)}: tendons are not supported yet", where=src)
-    if model.opt.density > 0 or model.opt.viscosity > 0:
-        raise InputError("fluid forces (option density/viscosity > 0) are not supported yet", where=src)
+    for t in range(model.ntendon):
+        if model.tendon_armature[t] != 0:
+            raise InputError(f"{_name(model, 'tendon', t)}: tendon armature is not supported yet", where=src)
+        adr, num = int(model.tendon_adr[t]), int(model.tendon_num[t])
+        for w in range(adr, adr + num):
+            if int(model.wrap_type[w]) not in (M.WRAP_JOINT, M.WRAP_PULLEY, M.WRAP_SITE):
+                raise InputError(f"{_name(model, 'tendon', t)}: wrapping around geoms is not supported yet",
+                                 where=src)
+    if (model.opt.density > 0 or model.opt.viscosity > 0) and integ != M.INT_EULER and integ != M.INT_RK4:
+        raise InputError("fluid forces (option density/viscosity > 0) with an implicit integrator are not supported "
+                         "yet (their velocity derivatives are not built); use euler or rk4", where=src)
     for i in range(model.nu):
         trn = int(model.actuator_trntype[i])
-        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
-            raise InputError(f"{_name(model, 'actuator', i)}: only joint transmissions are supported yet", where=src)
+        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON):
+            raise InputError(f"{_name(model, 'actuator', i)}: only joint and tendon transmissions are supported yet",
+                             where=src)
         j = int(model.actuator_trnid[i, 0])
-        if int(model.jnt_type[j]) not in (M.JNT_HINGE, M.JNT_SLIDE):
+        if trn != M.TRN_TENDON and int(model.jnt_type[j]) not in (M.JNT_HINGE, M.JNT_SLIDE):
             raise InputError(f"{_name(model, 'actuator', i)}: joint transmissions on free and ball joints are not "
                              "supported yet", where=src)
         if int(model.actuator_dyntype[i]) not in (M.DYN_NONE, M.DYN_INTEGRATOR, M.DYN_FILTER, M.DYN_FILTEREXACT):
@@ -102,6 +110,11 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                       (L.JNT_BODYID, "jnt_bodyid"), (L.JNT_ACTFRCLIMITED, "jnt_actfrclimited"),
                       (L.JNT_ACTGRAVCOMP, "jnt_actgravcomp")):
         jnt_i[:njnt, col] = getattr(model, name)
+    rootid = np.asarray(model.body_rootid)
+    for j in range(njnt):
+        if int(model.jnt_type[j]) == M.JNT_FREE:
+            root = int(model.jnt_bodyid[j])
+            jnt_i[j, L.JNT_STANDALONE] = int(np.asarray(model.body_dofnum)[rootid == root].sum() == 6)
 
     dof_f = np.zeros((_rows(nv), L.NDOF_F), f)
     dof_f[:nv, L.DOF_ARMATURE] = model.dof_armature
@@ -151,9 +164,30 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
         act_i[:nu, col] = getattr(model, name)
     trnid = np.asarray(model.actuator_trnid[:, 0], dtype=np.int64)
     act_i[:nu, L.ACT_TRNID] = trnid
-    if nu:
-        act_i[:nu, L.ACT_TRN_DOFADR] = model.jnt_dofadr[trnid]
-        act_i[:nu, L.ACT_TRN_QPOSADR] = model.jnt_qposadr[trnid]
+    for i in range(nu):
+        if int(model.actuator_trntype[i]) in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
+            act_i[i, L.ACT_TRN_DOFADR] = model.jnt_dofadr[trnid[i]]
+            act_i[i, L.ACT_TRN_QPOSADR] = model.jnt_qposadr[trnid[i]]
+
+    nten, nwrap = model.ntendon, model.nwrap
+    ten_f = np.zeros((_rows(nten), L.NTEN_F), f)
+    ten_i = np.zeros((_rows(nten), L.NTEN_I), i32)
+    if nten:
+        ten_f[:nten, L.TEN_STIFFNESS] = model.tendon_stiffness
+        ten_f[:nten, L.TEN_DAMPING] = model.tendon_damping
+        ten_f[:nten, L.TEN_LENGTHSPRING:L.TEN_LENGTHSPRING + 2] = model.tendon_lengthspring
+        ten_i[:nten, L.TEN_ADR] = model.tendon_adr
+        ten_i[:nten, L.TEN_NUM] = model.tendon_num
+        ten_i[:nten, L.TEN_FIXED] = np.asarray(model.wrap_type)[np.asarray(model.tendon_adr)] == M.WRAP_JOINT
+    wrap_i = np.zeros((_rows(nwrap), L.NWRAP_I), i32)
+    wrap_f = np.zeros((_rows(nwrap), L.NWRAP_F), f)
+    if nwrap:
+        wrap_i[:nwrap, L.WRAP_TYPE] = model.wrap_type
+        wrap_i[:nwrap, L.WRAP_OBJID] = model.wrap_objid
+        site = np.asarray(model.wrap_type) == M.WRAP_SITE
+        wrap_i[:nwrap, L.WRAP_BODYID] = -1
+        wrap_i[:nwrap][site, L.WRAP_BODYID] = np.asarray(model.site_bodyid)[np.asarray(model.wrap_objid)[site]]
+        wrap_f[:nwrap, L.WRAP_PRM] = model.wrap_prm
 
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0
@@ -164,24 +198,29 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
     opt_f = np.zeros(L.NOPT_F, f)
     opt_f[L.OPT_TIMESTEP] = opt.timestep
     opt_f[L.OPT_GRAVITY:L.OPT_GRAVITY + 3] = opt.gravity
+    opt_f[L.OPT_WIND:L.OPT_WIND + 3] = opt.wind
+    opt_f[L.OPT_DENSITY] = opt.density
+    opt_f[L.OPT_VISCOSITY] = opt.viscosity
     opt_i = np.zeros(L.NOPT_I, i32)
     opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
-           L.SZ_NM]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap, model.nM]
+           L.SZ_NM, L.SZ_NTENDON]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap, model.nM, nten]
     opt_i[L.OPT_DISABLEFLAGS] = flags
     opt_i[L.OPT_EULERDAMP] = int(not (flags & L.DSBL_EULERDAMP) and not (flags & L.DSBL_DAMPER)
                                  and bool(np.any(model.dof_damping > 0)))
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
+    opt_i[L.OPT_NTENACT] = int(np.count_nonzero(np.asarray(model.actuator_trntype) == M.TRN_TENDON))
     r = _rows
     for col, n in ((L.STR_QPOS, r(nq)), (L.STR_QVEL, r(nv)), (L.STR_ACT, r(model.na)), (L.STR_CTRL, r(nu)),
                    (L.STR_MOCAP_POS, 3 * r(model.nmocap)), (L.STR_MOCAP_QUAT, 4 * r(model.nmocap)),
                    (L.STR_BODY, L.NDBODY * r(nbody)), (L.STR_JNT, L.NDJNT * r(njnt)), (L.STR_DOF, L.NDDOF * r(nv)),
                    (L.STR_M, L.NDM * r(model.nM)), (L.STR_GEOM, L.NDFRAME * r(ngeom)),
-                   (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model)))):
+                   (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model))),
+                   (L.STR_TEN, L.NDTEN * r(nten)), (L.STR_TEN_J, r(nten) * r(nv))):
         opt_i[col] = n  # as make_data allocates
     return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                 geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                opt_f=opt_f, opt_i=opt_i)
+                ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, opt_f=opt_f, opt_i=opt_i)
 
 
 def rk_width(model: M.Model) -> int:
@@ -202,6 +241,7 @@ def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
         geom=np.zeros((B, r(model.ngeom), L.NDFRAME), f), site=np.zeros((B, r(model.nsite), L.NDFRAME), f),
         actu=np.zeros((B, r(model.nu), L.NDACT), f), act_dot=np.zeros((B, r(model.na)), f),
         rk=np.zeros((B, r(rk_width(model))), f),
+        ten=np.zeros((B, r(model.ntendon), L.NDTEN), f), ten_J=np.zeros((B, r(model.ntendon), r(model.nv)), f),
     )
 
 
@@ -221,7 +261,8 @@ DATA_FIELDS: Dict[str, Tuple[str, object, int, str, Tuple[int, ...]]] = {
     "qfrc_actuator": ("dof", L.QFRC_ACTUATOR, 1, "nv", ()), "qfrc_smooth": ("dof", L.QFRC_SMOOTH, 1, "nv", ()),
     "qacc_smooth": ("dof", L.QACC_SMOOTH, 1, "nv", ()), "qLDiagInv": ("dof", L.QLDIAGINV, 1, "nv", ()),
     "qfrc_gravcomp": ("dof", L.QFRC_GRAVCOMP, 1, "nv", ()), "qfrc_spring": ("dof", L.QFRC_SPRING, 1, "nv", ()),
-    "qfrc_damper": ("dof", L.QFRC_DAMPER, 1, "nv", ()),
+    "qfrc_damper": ("dof", L.QFRC_DAMPER, 1, "nv", ()), "qfrc_fluid": ("dof", L.QFRC_FLUID, 1, "nv", ()),
+    "ten_length": ("ten", L.TEN_LENGTH, 1, "ntendon", ()), "ten_velocity": ("ten", L.TEN_VELOCITY, 1, "ntendon", ()),
     "qLD": ("M", L.QLD, 1, "nM", ()), "qM_sparse": ("M", L.QM, 1, "nM", ()),
     "geom_xpos": ("geom", L.FXPOS, 3, "ngeom", (3,)), "geom_xmat": ("geom", L.FXMAT, 9, "ngeom", (3, 3)),
     "site_xpos": ("site", L.FXPOS, 3, "nsite", (3,)), "site_xmat": ("site", L.FXMAT, 9, "nsite", (3, 3)),
@@ -237,6 +278,8 @@ def extract(model: M.Model, arrays: Dict[str, np.ndarray], name: str) -> np.ndar
         return np.array(arrays["time"], copy=True)
     if name == "qM":
         return dense_m(model, extract(model, arrays, "qM_sparse"))
+    if name == "ten_J":
+        return np.array(arrays["ten_J"][:, :model.ntendon, :model.nv], copy=True)
     if name not in DATA_FIELDS:
         raise KeyError(f"unknown Data field {name!r}; known: time, qM, " + ", ".join(sorted(DATA_FIELDS)))
     arr, col, width, size, tail = DATA_FIELDS[name]

@@ -7,9 +7,10 @@ constraint stage slots in after ``fwd_acceleration``). Integrators:
 eulerdamp is disabled), ``implicitfast`` (M - h*dqfrc/dqvel without the RNE
 term), Genesis's ``approximate_implicitfast`` (the implicitfast matrix is
 factored once in ``forward`` and used for qacc_smooth itself, then an Euler
-update), and ``rk4`` (MuJoCo's classic 4-stage Runge-Kutta). ``advance`` is
-mj_advance: act, then qvel, then qpos (quaternions integrated on the
-manifold and normalized as MuJoCo does), then time.
+update), and ``rk4`` (MuJoCo's 4-stage Runge-Kutta; Munthe-Kaas on the
+quaternion manifold for ball and free joints). ``advance`` is mj_advance:
+act, then qvel, then qpos (quaternions integrated on the manifold and
+normalized as MuJoCo does), then time.
 
 The integrator is a compile-time switch (`ti.template`).
 """
@@ -18,46 +19,53 @@ The integrator is a compile-time switch (`ti.template`).
 import taichi as ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.actuation import actuator_deriv, actuator_velocity, fwd_actuation, next_activation, transmission
+from rigidsim.engine.actuation import (
+    actuator_deriv, actuator_velocity, add_outer_to_qderiv, fwd_actuation, next_activation, transmission,
+)
 from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTNUM, DOF_DAMPING, DOF_MADR, DSBL_ACTUATION, DSBL_DAMPER, INT_APPROX_IMPLICITFAST, INT_EULER,
     INT_IMPLICITFAST, INT_RK4, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, OPT_DISABLEFLAGS,
-    OPT_EULERDAMP, OPT_TIMESTEP, QACC_INT, QACC_SMOOTH, QDERIV_DIAG, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
-    QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NU, SZ_NV,
+    OPT_EULERDAMP, OPT_TIMESTEP, QACC_INT, QACC_SMOOTH, QDERIV, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
+    QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NTENDON, SZ_NU, SZ_NV,
+    TEN_DAMPING, CDOF, CDOF_DOT, CRB, CVEL, JNT_BODYID, JNT_STANDALONE,
 )
 from rigidsim.engine.passive import passive
 from rigidsim.engine.smooth import com_pos, com_vel, crb, factor_m, kinematics, rne, solve_m
+from rigidsim.engine.tendon import tendon, tendon_velocity
 
 # ----------------------------------------------------------------------------- forward
 
 
 @ti.func
 def implicit_matrix(m: ti.template(), d: ti.template(), b):
-    """qH = qM - h * qDeriv, qDeriv the (diagonal) derivative of qfrc_actuator + qfrc_passive in qvel."""
-    nv = m.opt_i[SZ_NV]
+    """qH = qM - h * qDeriv: qDeriv the derivative of qfrc_actuator + qfrc_passive in qvel (actuator gains and
+    biases, dof and tendon damping; no RNE term), reduced to qM's sparsity as implicitfast does."""
+    nM = m.opt_i[SZ_NM]
     h = m.opt_f[OPT_TIMESTEP]
-    for i in range(nv):
-        d.dof[b, i, QDERIV_DIAG] = 0.0
+    for k in range(nM):
+        d.M[b, k, QDERIV] = 0.0
     actuator_deriv(m, d, b)
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_DAMPER) == 0:
-        for i in range(nv):
-            d.dof[b, i, QDERIV_DIAG] = d.dof[b, i, QDERIV_DIAG] - m.dof_f[i, DOF_DAMPING]
-    for k in range(m.opt_i[SZ_NM]):
-        d.M[b, k, QH] = d.M[b, k, QM]
-    for i in range(nv):
-        adr = m.dof_i[i, DOF_MADR]
-        d.M[b, adr, QH] = d.M[b, adr, QM] + (-h) * d.dof[b, i, QDERIV_DIAG]
+        for i in range(m.opt_i[SZ_NV]):
+            adr = m.dof_i[i, DOF_MADR]
+            d.M[b, adr, QDERIV] = d.M[b, adr, QDERIV] - m.dof_f[i, DOF_DAMPING]
+        for t in range(m.opt_i[SZ_NTENDON]):
+            damping = m.ten_f[t, TEN_DAMPING]
+            if damping != 0.0:
+                add_outer_to_qderiv(m, d, b, t, 1.0, -damping)
+    for k in range(nM):
+        d.M[b, k, QH] = d.M[b, k, QM] + (-h) * d.M[b, k, QDERIV]
 
 
 @ti.func
-def fwd_acceleration(m: ti.template(), d: ti.template(), b):
+def fwd_acceleration(m: ti.template(), d: ti.template(), b, simple: ti.template()):
     """qfrc_smooth = passive - bias + actuator; qacc_smooth = M \\ qfrc_smooth."""
     for i in range(m.opt_i[SZ_NV]):
         f = d.dof[b, i, QFRC_PASSIVE] - d.dof[b, i, QFRC_BIAS]
         f = f + d.dof[b, i, QFRC_ACTUATOR]
         d.dof[b, i, QFRC_SMOOTH] = f
         d.dof[b, i, QACC_SMOOTH] = f
-    solve_m(m, d, b, QLD, QLDIAGINV, QACC_SMOOTH)
+    solve_m(m, d, b, QLD, QLDIAGINV, QACC_SMOOTH, simple)
 
 
 @ti.func
@@ -66,9 +74,11 @@ def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
     # position
     kinematics(m, d, b, True)
     com_pos(m, d, b)
+    tendon(m, d, b)
     crb(m, d, b)
     transmission(m, d, b)
     # velocity
+    tendon_velocity(m, d, b)
     actuator_velocity(m, d, b)
     com_vel(m, d, b)
     passive(m, d, b)
@@ -78,11 +88,11 @@ def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
     # factorization (after actuation: approximate_implicitfast factors M - h*qDeriv)
     if ti.static(integrator == INT_APPROX_IMPLICITFAST):
         implicit_matrix(m, d, b)
-        factor_m(m, d, b, QH, QLD, QLDIAGINV)
+        factor_m(m, d, b, QH, QLD, QLDIAGINV, False)
     else:
-        factor_m(m, d, b, QM, QLD, QLDIAGINV)
+        factor_m(m, d, b, QM, QLD, QLDIAGINV, True)
     # acceleration
-    fwd_acceleration(m, d, b)
+    fwd_acceleration(m, d, b, ti.static(integrator != INT_APPROX_IMPLICITFAST))
     # constraints: none yet, qacc = qacc_smooth
     for i in range(m.opt_i[SZ_NV]):
         d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
@@ -148,10 +158,10 @@ def euler(m: ti.template(), d: ti.template(), b):
         for i in range(nv):
             adr = m.dof_i[i, DOF_MADR]
             d.M.arr[mb + adr * NDM + QH] = d.M.arr[mb + adr * NDM + QH] + (h * m.dof_f[i, DOF_DAMPING])
-        factor_m(m, d, b, QH, QH, QHDIAGINV)
+        factor_m(m, d, b, QH, QH, QHDIAGINV, True)  # a diagonal change keeps simple rows simple
         for i in range(nv):
             d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
-        solve_m(m, d, b, QH, QHDIAGINV, QACC_INT)
+        solve_m(m, d, b, QH, QHDIAGINV, QACC_INT, True)
     else:
         for i in range(nv):
             d.dof[b, i, QACC_INT] = d.qacc[b, i]
@@ -159,13 +169,63 @@ def euler(m: ti.template(), d: ti.template(), b):
 
 
 @ti.func
+def free_body_implicit(m: ti.template(), d: ti.template(), b):
+    """MuJoCo 4's implicitfast on a standalone free body (a free joint whose tree has no other dofs): its 6x6
+    block is solved exactly, (M - h (qDeriv - d qfrc_bias / d qvel)) qacc = qfrc_smooth, the gyroscopic
+    derivative of the bias included (which makes the block asymmetric); QACC_INT of those dofs is replaced.
+    The tree's composite inertia (crb) carries any welded child bodies."""
+    h = m.opt_f[OPT_TIMESTEP]
+    for j in range(m.opt_i[SZ_NJNT]):
+        if m.jnt_i[j, JNT_STANDALONE] != 0:
+            da = m.jnt_i[j, JNT_DOFADR]
+            body = m.jnt_i[j, JNT_BODYID]
+            inert = sm.getv(d.body, b, body, CRB, 10)
+            cvel = sm.getv(d.body, b, body, CVEL, 6)
+            icvel = sm.mul_inert_vec(inert, cvel)
+            srot = ti.Vector([0.0] * 6)  # the rotational dofs' part of cvel
+            for k in ti.static(range(3, 6)):
+                srot = srot + sm.getv(d.dof, b, da + k, CDOF, 6) * d.qvel[b, da + k]
+            a = ti.Matrix.zero(float, 6, 6)
+            for k in ti.static(range(6)):
+                sk = sm.getv(d.dof, b, da + k, CDOF, 6)
+                # d cacc / d qvel_k: cdof_dot_k, and for a translational k the change of the rotational
+                # dofs' cdof_dot (each is (translational cvel) x cdof)
+                dcacc = sm.getv(d.dof, b, da + k, CDOF_DOT, 6)
+                if ti.static(k < 3):
+                    dcacc = dcacc + sm.cross_motion(sk, srot)
+                dcfrc = sm.mul_inert_vec(inert, dcacc) + sm.cross_force(sk, icvel) + \
+                    sm.cross_force(cvel, sm.mul_inert_vec(inert, sk))
+                for r in ti.static(range(6)):
+                    dbias = sm.dot6(sm.getv(d.dof, b, da + r, CDOF, 6), dcfrc)
+                    # qM and qDeriv (both symmetric) are stored in row max(r, k), column min(r, k)
+                    adr = m.dof_i[da + ti.static(max(r, k)), DOF_MADR] + ti.static(abs(r - k))
+                    a[r, k] = d.M[b, adr, QM] - h * (d.M[b, adr, QDERIV] - dbias)
+            x = ti.Vector([d.dof[b, da + r, QFRC_SMOOTH] for r in ti.static(range(6))])
+            # Gaussian elimination (the matrix is the positive definite qM block plus an O(h) term)
+            for p in ti.static(range(6)):
+                for r in ti.static(range(p + 1, 6)):
+                    f = a[r, p] / a[p, p]
+                    for c in ti.static(range(p + 1, 6)):
+                        a[r, c] = a[r, c] - f * a[p, c]
+                    x[r] = x[r] - f * x[p]
+            for p in ti.static(range(5, -1, -1)):
+                v = x[p]
+                for c in ti.static(range(p + 1, 6)):
+                    v = v - a[p, c] * x[c]
+                x[p] = v / a[p, p]
+            for r in ti.static(range(6)):
+                d.dof[b, da + r, QACC_INT] = x[r]
+
+
+@ti.func
 def implicitfast(m: ti.template(), d: ti.template(), b):
     """mj_implicit for implicitfast: qacc = (M - h*qDeriv) \\ qfrc_smooth, then advance."""
     implicit_matrix(m, d, b)
-    factor_m(m, d, b, QH, QH, QHDIAGINV)
+    factor_m(m, d, b, QH, QH, QHDIAGINV, False)
     for i in range(m.opt_i[SZ_NV]):
         d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
-    solve_m(m, d, b, QH, QHDIAGINV, QACC_INT)
+    solve_m(m, d, b, QH, QHDIAGINV, QACC_INT, False)
+    free_body_implicit(m, d, b)
     advance_euler(m, d, b)
 
 
@@ -191,8 +251,22 @@ def rk_offsets(m: ti.template()):
 
 
 @ti.func
+def dexp_inv(theta, w):
+    """The inverse of the exponential map's differential on SO(3) at rotation vector theta, applied to w:
+    w + theta x w / 2 + c(t) theta x (theta x w), c(t) = 1/t^2 - (1 + cos t) / (2 t sin t), t = |theta|."""
+    t = ti.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
+    r = w + sm.cross3(theta, w) * 0.5
+    if t > 0.0:
+        c = 1.0 / (t * t) - (1.0 + ti.cos(t)) / (2.0 * t * ti.sin(t))
+        r = r + sm.cross3(theta, sm.cross3(theta, w)) * c
+    return r
+
+
+@ti.func
 def rk_store(m: ti.template(), d: ti.template(), b, stage):
-    """F[stage] = (qacc, act_dot); at stage 0 also X[0] = (qpos, qvel, act)."""
+    """F[stage] = (qacc, act_dot); at stage 0 also X[0] = (qpos, qvel, act). At stages 1-3 the rotational
+    velocities of ball and free joints in X[stage] become Munthe-Kaas increments dexp^-1(theta, w), theta the
+    rotation that took X[0] to X[stage] (still in dX): RK4 on the quaternion manifold, as MuJoCo 4 steps it."""
     nq, nv, na, nx, f0, dx0 = rk_offsets(m)
     if stage == 0:
         for i in range(nq):
@@ -201,6 +275,18 @@ def rk_store(m: ti.template(), d: ti.template(), b, stage):
             d.rk[b, nq + i] = d.qvel[b, i]
         for i in range(na):
             d.rk[b, nq + nv + i] = d.act[b, i]
+    else:
+        h = m.opt_f[OPT_TIMESTEP]
+        xo = stage * nx + nq
+        for j in range(m.opt_i[SZ_NJNT]):
+            jt = m.jnt_i[j, JNT_TYPE]
+            if jt == JNT_FREE or jt == JNT_BALL:
+                va = m.jnt_i[j, JNT_DOFADR] + (3 if jt == JNT_FREE else 0)
+                theta = ti.Vector([d.rk[b, dx0 + va + c] for c in ti.static(range(3))]) * h
+                w = ti.Vector([d.rk[b, xo + va + c] for c in ti.static(range(3))])
+                k = dexp_inv(theta, w)
+                for c in ti.static(range(3)):
+                    d.rk[b, xo + va + c] = k[c]
     fo = f0 + stage * (nv + na)
     for i in range(nv):
         d.rk[b, fo + i] = d.qacc[b, i]
@@ -259,24 +345,6 @@ def rk_finish(m: ti.template(), d: ti.template(), b):
     nq, nv, na, nx, f0, dx0 = rk_offsets(m)
     h = m.opt_f[OPT_TIMESTEP]
     rk_combine(m, d, b, 4, True, 0)
-    # Rotational stage velocities live in the frames of their stage orientations: bring them to X[0]'s
-    # with the first-order term of the inverse exponential map, k_j = w_j + 1/2 theta_j x w_j, theta_j the
-    # stage's rotation h * a_j * w_(j-1) (MuJoCo 4's RK4 on the quaternion manifold).
-    for j in range(m.opt_i[SZ_NJNT]):
-        jt = m.jnt_i[j, JNT_TYPE]
-        if jt == JNT_FREE or jt == JNT_BALL:
-            va = m.jnt_i[j, JNT_DOFADR] + (3 if jt == JNT_FREE else 0)
-            for st in range(1, 4):
-                a = 0.5
-                bcoef = 1.0 / 3.0
-                if st == 3:
-                    a = 1.0
-                    bcoef = 1.0 / 6.0
-                prev = ti.Vector([d.rk[b, (st - 1) * nx + nq + va + c] for c in ti.static(range(3))])
-                w = ti.Vector([d.rk[b, st * nx + nq + va + c] for c in ti.static(range(3))])
-                corr = sm.cross3(prev * (a * h), w) * (0.5 * bcoef)
-                for c in ti.static(range(3)):
-                    d.rk[b, dx0 + va + c] = d.rk[b, dx0 + va + c] + corr[c]
     for i in range(nq):
         d.qpos[b, i] = d.rk[b, i]
     for i in range(nv):

@@ -60,17 +60,19 @@ class _Flat:
 
 
 def _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i, qpos_f,
-           opt_f, opt_i):
+           ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i):
     """The model group (called while compiling, inside the env loop)."""
     return _Group(body_f=_Flat(body_f, L.NBODY_F), body_i=_Flat(body_i, L.NBODY_I), jnt_f=_Flat(jnt_f, L.NJNT_F),
                   jnt_i=_Flat(jnt_i, L.NJNT_I), dof_f=_Flat(dof_f, L.NDOF_F), dof_i=_Flat(dof_i, L.NDOF_I),
                   m_i=_Flat(m_i, L.NM_I), geom_f=_Flat(geom_f, L.NFRAME_F), geom_i=_Flat(geom_i, L.NFRAME_I),
                   site_f=_Flat(site_f, L.NFRAME_F), site_i=_Flat(site_i, L.NFRAME_I), act_f=_Flat(act_f, L.NACT_F),
-                  act_i=_Flat(act_i, L.NACT_I), qpos_f=_Flat(qpos_f, L.NQPOS_F), opt_f=opt_f, opt_i=opt_i)
+                  act_i=_Flat(act_i, L.NACT_I), qpos_f=_Flat(qpos_f, L.NQPOS_F), ten_f=_Flat(ten_f, L.NTEN_F),
+                  ten_i=_Flat(ten_i, L.NTEN_I), wrap_f=_Flat(wrap_f, L.NWRAP_F), wrap_i=_Flat(wrap_i, L.NWRAP_I),
+                  opt_f=opt_f, opt_i=opt_i)
 
 
 def _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site, actu,
-          act_dot, rk):
+          act_dot, rk, ten, ten_J):
     """The data group (called while compiling, inside the env loop). Each array's per-env stride is read
     from opt_i where it is used: an opaque load keeps LLVM's loop-strength reduction and register
     allocation, most of the cost of loading a cached kernel, far cheaper than strides held in registers
@@ -86,23 +88,24 @@ def _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body,
                   dof=_Flat(dof, st(L.STR_DOF), L.NDDOF), M=_Flat(M, st(L.STR_M), L.NDM),
                   geom=_Flat(geom, st(L.STR_GEOM), L.NDFRAME), site=_Flat(site, st(L.STR_SITE), L.NDFRAME),
                   actu=_Flat(actu, st(L.STR_ACTU), L.NDACT), act_dot=_Flat(act_dot, st(L.STR_ACT)),
-                  rk=_Flat(rk, st(L.STR_RK)))
+                  rk=_Flat(rk, st(L.STR_RK)), ten=_Flat(ten, st(L.STR_TEN), L.NDTEN),
+                  ten_J=_Flat(ten_J, st(L.STR_TEN_J), impl.subscript(None, opt_i, L.SZ_NV)))
 
 
 MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "m_i", "geom_f", "geom_i", "site_f", "site_i",
-              "act_f", "act_i", "qpos_f", "opt_f", "opt_i")
+              "act_f", "act_i", "qpos_f", "ten_f", "ten_i", "wrap_f", "wrap_i", "opt_f", "opt_i")
 DATA_ARGS = ("qpos", "qvel", "act", "ctrl", "qacc", "time", "mocap_pos", "mocap_quat", "body", "jnt", "dof", "M",
-             "geom", "site", "actu", "act_dot", "rk")
+             "geom", "site", "actu", "act_dot", "rk", "ten", "ten_J")
 
 
 @ti.kernel
 def kinematics_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
     # In:
     spread: ti.i32,
 ):
@@ -111,9 +114,9 @@ def kinematics_kernel(
             b = i // spread
             kinematics(
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, opt_f, opt_i),
+                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk),
+                      actu, act_dot, rk, ten, ten_J),
                 b, True)
 
 
@@ -121,10 +124,10 @@ def kinematics_kernel(
 def forward_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
     # In:
     spread: ti.i32, integrator: ti.template(),
 ):
@@ -133,9 +136,9 @@ def forward_kernel(
             b = i // spread
             forward(
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, opt_f, opt_i),
+                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk),
+                      actu, act_dot, rk, ten, ten_J),
                 b, integrator)
 
 
@@ -237,13 +240,13 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
 def rollout_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
     # In:
-    spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32, use_ctrl: ti.i32,
-    record: ti.i32, integrator: ti.template(),
+    spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
+    use_ctrl: ti.i32, record: ti.i32, integrator: ti.template(),
     # Out:
     frames: ND, status: ND,
 ):
@@ -252,7 +255,7 @@ def rollout_kernel(
             b = i // spread
             _rollout_env(
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, opt_f, opt_i),
+                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk),
+                      actu, act_dot, rk, ten, ten_J),
                 b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

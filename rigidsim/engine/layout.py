@@ -25,7 +25,8 @@ NBODY_I = 8
 JNT_POS, JNT_AXIS, JNT_STIFFNESS, JNT_ACTFRCRANGE = 0, 3, 6, 7
 NJNT_F = 9
 JNT_TYPE, JNT_QPOSADR, JNT_DOFADR, JNT_BODYID, JNT_ACTFRCLIMITED, JNT_ACTGRAVCOMP = 0, 1, 2, 3, 4, 5
-NJNT_I = 6
+JNT_STANDALONE = 6  # a free joint whose tree has no other dofs (implicitfast solves its block exactly)
+NJNT_I = 7
 
 # ----------------------------------------------------------------------------- model: dofs
 DOF_ARMATURE, DOF_DAMPING, DOF_M0 = 0, 1, 2
@@ -55,19 +56,30 @@ ACT_ACTADR, ACT_ACTNUM, ACT_CTRLLIMITED, ACT_FORCELIMITED, ACT_ACTLIMITED, ACT_A
 ACT_TRN_DOFADR, ACT_TRN_QPOSADR = 11, 12  # the transmission joint's dof and qpos address
 NACT_I = 13
 
+# ----------------------------------------------------------------------------- model: tendons and their wraps
+TEN_STIFFNESS, TEN_DAMPING, TEN_LENGTHSPRING = 0, 1, 2
+NTEN_F = 4
+TEN_ADR, TEN_NUM, TEN_FIXED = 0, 1, 2  # TEN_FIXED: the first wrap is a joint (MuJoCo's fixed tendon)
+NTEN_I = 3
+WRAP_TYPE, WRAP_OBJID, WRAP_BODYID = 0, 1, 2  # WRAP_BODYID: a site's body (-1 for other wraps)
+NWRAP_I = 3
+WRAP_PRM = 0
+NWRAP_F = 1
+WRAP_JOINT, WRAP_PULLEY, WRAP_SITE = 1, 2, 3
+
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
 NQPOS_F = 2
 
 # ----------------------------------------------------------------------------- model: options, sizes
-OPT_TIMESTEP, OPT_GRAVITY = 0, 1
-NOPT_F = 4
-(SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM,
- OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP) = range(14)
+OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
+NOPT_F = 9
+(SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
+ OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_NTENACT) = range(16)
 # per-env strides of the flattened data arrays (elements from one env's rows to the next's; see kernels._Flat)
 (STR_QPOS, STR_QVEL, STR_ACT, STR_CTRL, STR_MOCAP_POS, STR_MOCAP_QUAT, STR_BODY, STR_JNT, STR_DOF, STR_M, STR_GEOM,
- STR_SITE, STR_ACTU, STR_RK) = range(14, 28)
-NOPT_I = 28
+ STR_SITE, STR_ACTU, STR_RK, STR_TEN, STR_TEN_J) = range(16, 32)
+NOPT_I = 32
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -84,11 +96,18 @@ CDOF, CDOF_DOT = 0, 6
 QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR, QFRC_SMOOTH, QACC_SMOOTH = 12, 13, 14, 15, 16
 QLDIAGINV, QFRC_GRAVCOMP, QFRC_SPRING, QFRC_DAMPER = 17, 18, 19, 20
 QDERIV_DIAG, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
-NDDOF = 24
+QFRC_FLUID = 24
+JACDIF = 25  # 3 columns: scratch for a difference of point Jacobians (spatial tendons)
+NDDOF = 28
 
 # ----------------------------------------------------------------------------- data: mass matrix [B, nM, NDM]
-QM, QLD, QH = 0, 1, 2
-NDM = 3
+QM, QLD, QH, QDERIV = 0, 1, 2, 3  # QDERIV: qDeriv reduced to qM's sparsity (implicit integration)
+NDM = 4
+
+# ----------------------------------------------------------------------------- data: tendons [B, ntendon, NDTEN]
+TEN_LENGTH, TEN_VELOCITY = 0, 1
+NDTEN = 2
+# ten_J [B, ntendon, nv]: dense tendon Jacobians
 
 # ----------------------------------------------------------------------------- data: geoms and sites [B, n, NDFRAME]
 FXPOS, FXMAT = 0, 3
@@ -105,6 +124,7 @@ DSBL_CLAMPCTRL, DSBL_ACTUATION, DSBL_EULERDAMP = 1 << 8, 1 << 11, 1 << 15
 # joint types, transmission / dynamics / gain / bias types, sameframe kinds (MuJoCo's values)
 JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT = 0, 1, 2, 3
+TRN_JOINT, TRN_JOINTINPARENT, TRN_TENDON = 0, 1, 3
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = 0, 1, 2, 3, 4

@@ -1,20 +1,23 @@
 """Passive forces of one env: MuJoCo's engine_passive (mj_passive).
 
-Joint springs (qfrc_spring), dof dampers (qfrc_damper) and body gravity
-compensation (qfrc_gravcomp, added to qfrc_passive for joints that do not
-route it through their actuators). Each part honours its disable bit
-(spring, damper, gravity). Fluid forces and tendons are refused at load.
+Joint and tendon springs (qfrc_spring), dof and tendon dampers
+(qfrc_damper), body gravity compensation (qfrc_gravcomp, added to
+qfrc_passive for joints that do not route it through their actuators) and
+fluid forces (qfrc_fluid, `fluid`). Each part honours its disable bit
+(spring, damper, gravity).
 """
 
 
 import taichi as ti
 
 from rigidsim.engine import math as sm
+from rigidsim.engine.fluid import fluid
+from rigidsim.engine.tendon import tendon_springdamper
 from rigidsim.engine.layout import (
     BODY_DOFADR, BODY_DOFNUM, BODY_GRAVCOMP, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_DAMPING,
     DOF_PARENTID, DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE,
     JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_NGRAVCOMP, QFRC_DAMPER,
-    QFRC_GRAVCOMP, QFRC_PASSIVE, QFRC_SPRING, QPOS_SPRING, SUBTREE_COM, SZ_NBODY, SZ_NJNT, SZ_NV, XIPOS,
+    QFRC_FLUID, QFRC_GRAVCOMP, QFRC_PASSIVE, QFRC_SPRING, QPOS_SPRING, SUBTREE_COM, SZ_NBODY, SZ_NJNT, SZ_NV, XIPOS,
 )
 
 
@@ -69,6 +72,7 @@ def passive(m: ti.template(), d: ti.template(), b):
         d.dof[b, i, QFRC_SPRING] = 0.0
         d.dof[b, i, QFRC_DAMPER] = 0.0
         d.dof[b, i, QFRC_GRAVCOMP] = 0.0
+        d.dof[b, i, QFRC_FLUID] = 0.0
         d.dof[b, i, QFRC_PASSIVE] = 0.0
     if (flags & DSBL_SPRING) == 0 or (flags & DSBL_DAMPER) == 0:
         if (flags & DSBL_SPRING) == 0:
@@ -96,9 +100,14 @@ def passive(m: ti.template(), d: ti.template(), b):
                 damping = m.dof_f[i, DOF_DAMPING]
                 if damping != 0.0:
                     d.dof[b, i, QFRC_DAMPER] = -damping * d.qvel[b, i]
+        tendon_springdamper(m, d, b)
         has_gravcomp = gravcomp(m, d, b)
+        has_fluid = fluid(m, d, b)
         for i in range(nv):
             d.dof[b, i, QFRC_PASSIVE] = d.dof[b, i, QFRC_SPRING] + d.dof[b, i, QFRC_DAMPER]
+        if has_fluid:
+            for i in range(nv):
+                d.dof[b, i, QFRC_PASSIVE] = d.dof[b, i, QFRC_PASSIVE] + d.dof[b, i, QFRC_FLUID]
         if has_gravcomp:
             for j in range(m.opt_i[SZ_NJNT]):
                 if m.jnt_i[j, JNT_ACTGRAVCOMP] == 0:

@@ -220,8 +220,12 @@ def crb(m: ti.template(), d: ti.template(), b):
 
 
 @ti.func
-def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
-    """mj_factorI: L'DL of the matrix in column `src` of d.M into column `dst`; 1/D into d.dof[:, diaginv]."""
+def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv, simple: ti.template()):
+    """mj_factorI: L'DL of the matrix in column `src` of d.M into column `dst`; 1/D into d.dof[:, diaginv].
+
+    With `simple`, rows of simple dofs (dof_simplenum: their off-diagonal entries in qM are zero) are not
+    eliminated; a matrix with entries there (qM - h qDeriv with tendon or actuator couplings on a
+    standalone body) is factored with simple=False."""
     nv = m.opt_i[SZ_NV]
     nM = m.opt_i[SZ_NM]
     # flat indices: d.M[b, k, dst] is d.M.arr[md + k * NDM]; the per-env bases are computed once here
@@ -241,7 +245,7 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
             d.M.arr[md + adr_kk * NDM] = MINVAL
         inv_d = 1.0 / dkk
         d.dof.arr[db + k * NDDOF] = inv_d
-        if m.dof_i[k, DOF_SIMPLENUM] == 0:
+        if not ti.static(simple) or m.dof_i[k, DOF_SIMPLENUM] == 0:
             # entry p of row k is column i = k's p-th ancestor; k's row from there on lists i's own row's columns
             # (i and its ancestors), so row i -= tmp * that tail. Rows of ancestors are stored before row k.
             # tmp = M(k,i) * (1/D(k,k)), as MuJoCo 4's mj_factorI (a multiply, not a division, per entry).
@@ -256,8 +260,9 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv):
 
 
 @ti.func
-def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
-    """mj_solveLD, in place on column `x` of d.dof, with the factor in column `ld` of d.M."""
+def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x, simple: ti.template()):
+    """mj_solveLD, in place on column `x` of d.dof, with the factor in column `ld` of d.M (`simple` as
+    factor_m was given)."""
     nv = m.opt_i[SZ_NV]
     # flat indices: d.dof[b, i, x] is d.dof.arr[dx + i * NDDOF], d.M[b, k, ld] is d.M.arr[ml + k * NDM]
     db = b * d.dof.strides[0]
@@ -266,7 +271,7 @@ def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
     for ii in range(nv):
         i = nv - 1 - ii
         xi = d.dof.arr[dx + i * NDDOF]
-        if m.dof_i[i, DOF_SIMPLENUM] == 0 and xi != 0.0:
+        if (not ti.static(simple) or m.dof_i[i, DOF_SIMPLENUM] == 0) and xi != 0.0:
             adr = m.dof_i[i, DOF_MADR]
             for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
                 pj = dx + m.m_i[adr + p, M_COLIND] * NDDOF
@@ -275,7 +280,7 @@ def solve_m(m: ti.template(), d: ti.template(), b, ld, diaginv, x):
     for i in range(nv):
         d.dof.arr[dx + i * NDDOF] = d.dof.arr[dx + i * NDDOF] * d.dof.arr[dd + i * NDDOF]
     for i in range(nv):
-        if m.dof_i[i, DOF_SIMPLENUM] == 0:
+        if not ti.static(simple) or m.dof_i[i, DOF_SIMPLENUM] == 0:
             adr = m.dof_i[i, DOF_MADR]
             xi = d.dof.arr[dx + i * NDDOF]
             for p in range(1, m.dof_i[i, DOF_MROWNNZ]):

@@ -1,0 +1,143 @@
+"""Tendons of one env: MuJoCo's mj_tendon (ten_length and the dense
+Jacobians ten_J), the tendon part of mj_fwdVelocity (ten_velocity = ten_J
+qvel) and the tendon spring-dampers of mj_springdamper.
+
+Fixed tendons (every wrap a joint: length = sum coef * qpos, constant
+Jacobian) and spatial tendons through sites with pulleys (each pulley
+divides the length and Jacobian of the path after it). Wrapping around
+geoms is refused at load (`data.check_supported`).
+"""
+
+
+import taichi as ti
+
+from rigidsim.engine import math as sm
+from rigidsim.engine.layout import (
+    BODY_DOFADR, BODY_DOFNUM, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_PARENTID, DSBL_DAMPER, DSBL_SPRING, FXPOS,
+    JACDIF, JNT_DOFADR, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
+    TEN_ADR, TEN_DAMPING, TEN_FIXED, TEN_LENGTH, TEN_LENGTHSPRING, TEN_NUM, TEN_STIFFNESS, TEN_VELOCITY,
+    WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_PULLEY, WRAP_TYPE,
+)
+
+
+@ti.func
+def dot_n(a: ti.template(), ia, b: ti.template(), ib, n):
+    """sum_k a[ia + k] * b[ib + k] over flat arrays, in mju_dot's order (4 partial sums, then the tail)."""
+    r0 = 0.0
+    r1 = 0.0
+    r2 = 0.0
+    r3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        r0 += a[ia + k] * b[ib + k]
+        r1 += a[ia + k + 1] * b[ib + k + 1]
+        r2 += a[ia + k + 2] * b[ib + k + 2]
+        r3 += a[ia + k + 3] * b[ib + k + 3]
+        k += 4
+    r = (r0 + r2) + (r1 + r3)
+    while k < n:
+        r += a[ia + k] * b[ib + k]
+        k += 1
+    return r
+
+
+@ti.func
+def add_point_jacobian(m: ti.template(), d: ti.template(), b, body, point, sign):
+    """d.dof[:, JACDIF:+3] += sign * (translational Jacobian of `point` on `body`) over its dof chain (mj_jac)."""
+    bb = body
+    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
+        bb = m.body_i[bb, BODY_PARENTID]
+    if bb > 0:
+        offset = point - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3)
+        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
+        while j >= 0:
+            cdof = sm.getv(d.dof, b, j, CDOF, 6)
+            tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
+            for c in ti.static(range(3)):
+                d.dof[b, j, JACDIF + c] = d.dof[b, j, JACDIF + c] + sign * (cdof[3 + c] + tmp[c])
+            j = m.dof_i[j, DOF_PARENTID]
+
+
+@ti.func
+def tendon(m: ti.template(), d: ti.template(), b):
+    """mj_tendon: ten_length and the dense ten_J of every tendon (after com_pos: uses cdof, subtree_com)."""
+    nv = m.opt_i[SZ_NV]
+    for t in range(m.opt_i[SZ_NTENDON]):
+        for k in range(nv):
+            d.ten_J[b, t, k] = 0.0
+        length = 0.0
+        adr = m.ten_i[t, TEN_ADR]
+        num = m.ten_i[t, TEN_NUM]
+        if m.ten_i[t, TEN_FIXED] != 0:
+            for w in range(adr, adr + num):
+                jid = m.wrap_i[w, WRAP_OBJID]
+                coef = m.wrap_f[w, WRAP_PRM]
+                length += coef * d.qpos[b, m.jnt_i[jid, JNT_QPOSADR]]
+                d.ten_J[b, t, m.jnt_i[jid, JNT_DOFADR]] = coef
+        else:
+            divisor = 1.0
+            j = 0
+            while j < num - 1:
+                w0 = adr + j
+                type0 = m.wrap_i[w0, WRAP_TYPE]
+                if type0 == WRAP_PULLEY or m.wrap_i[w0 + 1, WRAP_TYPE] == WRAP_PULLEY:
+                    if type0 == WRAP_PULLEY:
+                        divisor = m.wrap_f[w0, WRAP_PRM]
+                else:
+                    # a straight segment between two sites
+                    p0 = sm.getv(d.site, b, m.wrap_i[w0, WRAP_OBJID], FXPOS, 3)
+                    p1 = sm.getv(d.site, b, m.wrap_i[w0 + 1, WRAP_OBJID], FXPOS, 3)
+                    dp = p1 - p0
+                    length += ti.sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]) / divisor
+                    body0 = m.wrap_i[w0, WRAP_BODYID]
+                    body1 = m.wrap_i[w0 + 1, WRAP_BODYID]
+                    if body0 != body1:
+                        dif, dnorm = sm.normalize3(dp)
+                        for k in range(nv):
+                            for c in ti.static(range(3)):
+                                d.dof[b, k, JACDIF + c] = 0.0
+                        add_point_jacobian(m, d, b, body1, p1, 1.0)
+                        add_point_jacobian(m, d, b, body0, p0, -1.0)
+                        inv = 1.0 / divisor
+                        for k in range(nv):
+                            jd = sm.getv(d.dof, b, k, JACDIF, 3)
+                            tmp = jd[0] * dif[0] + jd[1] * dif[1] + jd[2] * dif[2]
+                            d.ten_J[b, t, k] = d.ten_J[b, t, k] + tmp * inv
+                j += 1
+        d.ten[b, t, TEN_LENGTH] = length
+
+
+@ti.func
+def tendon_velocity(m: ti.template(), d: ti.template(), b):
+    """ten_velocity = ten_J * qvel (mj_fwdVelocity)."""
+    nv = m.opt_i[SZ_NV]
+    qv = b * d.qvel.strides[0]
+    for t in range(m.opt_i[SZ_NTENDON]):
+        tj = b * d.ten_J.strides[0] + t * d.ten_J.strides[1]
+        d.ten[b, t, TEN_VELOCITY] = dot_n(d.ten_J.arr, tj, d.qvel.arr, qv, nv)
+
+
+@ti.func
+def tendon_springdamper(m: ti.template(), d: ti.template(), b):
+    """Tendon springs (dead band between lengthspring[0] and [1]) and dampers into qfrc_spring / qfrc_damper."""
+    flags = m.opt_i[OPT_DISABLEFLAGS]
+    nv = m.opt_i[SZ_NV]
+    for t in range(m.opt_i[SZ_NTENDON]):
+        stiffness = m.ten_f[t, TEN_STIFFNESS] if (flags & DSBL_SPRING) == 0 else 0.0
+        damping = m.ten_f[t, TEN_DAMPING] if (flags & DSBL_DAMPER) == 0 else 0.0
+        if stiffness != 0.0 or damping != 0.0:
+            length = d.ten[b, t, TEN_LENGTH]
+            lower = m.ten_f[t, TEN_LENGTHSPRING]
+            upper = m.ten_f[t, TEN_LENGTHSPRING + 1]
+            frc_spring = 0.0
+            if length > upper:
+                frc_spring = stiffness * (upper - length)
+            elif length < lower:
+                frc_spring = stiffness * (lower - length)
+            frc_damper = -damping * d.ten[b, t, TEN_VELOCITY]
+            for k in range(nv):
+                jk = d.ten_J[b, t, k]
+                if frc_spring != 0.0:
+                    d.dof[b, k, QFRC_SPRING] = d.dof[b, k, QFRC_SPRING] + jk * frc_spring
+                if frc_damper != 0.0:
+                    d.dof[b, k, QFRC_DAMPER] = d.dof[b, k, QFRC_DAMPER] + jk * frc_damper
