@@ -120,6 +120,41 @@ TENDON_XML = """
 """
 
 
+# Ball and free joint transmissions (joint and jointinparent, one with a velocity bias; servos on the ball, whose
+# setpoints MuJoCo 4 wraps modulo 2 pi |gear|) and a slider-crank.
+TRANSMISSION_XML = """
+<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <site name="slidersite" pos="0.6 0 1" euler="0 90 0"/>
+    <body name="base" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 0 1" damping="0.2"/>
+      <geom type="box" size="0.1 0.1 0.05"/>
+      <body name="link" pos="0.2 0 0" quat="0.9 0.2 0.3 0.1">
+        <joint name="ball" type="ball" damping="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+        <site name="cranksite" pos="0.3 0.05 0"/>
+      </body>
+    </body>
+    <body name="puck" pos="0 1 1">
+      <freejoint name="free"/>
+      <geom type="ellipsoid" size="0.1 0.06 0.04"/>
+      <body pos="0.1 0 0"><joint name="flap" type="hinge" axis="0 1 0"/><geom type="box" size="0.05 0.02 0.01"/></body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="ball" gear="0.3 -0.2 0.5 0 0 0"/>
+    <position jointinparent="ball" gear="0.1 0.4 -0.2 0 0 0" kp="2" kv="0.3"/>
+    <intvelocity joint="ball" gear="-0.2 0.1 0.3 0 0 0" kp="1.5" kv="0.1" actrange="-9 9"/>
+    <motor jointinparent="free" gear="0.5 0.2 -0.3 0.1 -0.2 0.3"/>
+    <general joint="free" gear="0 0.3 0.1 0.2 0 -0.1" biastype="affine" biasprm="0 0 -0.4"/>
+    <motor cranklength="0.4" cranksite="cranksite" slidersite="slidersite" gear="1.5"/>
+    <motor joint="flap"/>
+  </actuator>
+</mujoco>
+"""
+
+
 def shared_xmls():
     """Every scene file under ../shared/models (skipping include-only files), relative names."""
     if not MODELS.exists():

@@ -21,7 +21,7 @@ import pytest
 
 from rigidsim.errors import SimulationError
 from tests.mjref import MODELS, mujoco, shared_model
-from tests.test_engine_helpers import FEATURES_XML, TENDON_XML, our_model, without_constraints
+from tests.test_engine_helpers import FEATURES_XML, TENDON_XML, TRANSMISSION_XML, our_model, without_constraints
 
 ROOT = Path(__file__).resolve().parents[1]
 EULER, RK4, IMPLICITFAST = 0, 1, 3
@@ -115,6 +115,38 @@ def test_inline_tendon_trajectory_matches_mujoco(integrator, fluid):
     got = np.array([f["qpos"][0] for f in frames])
     err = np.abs(got - ref).max()
     assert err < 1e-8, f"integrator {integrator}: max |dqpos| {err:.3g}"
+
+
+@pytest.mark.parametrize("integrator", [EULER, IMPLICITFAST, RK4])
+def test_inline_transmission_trajectory_matches_mujoco(integrator):
+    """Ball and free joint transmissions (implicitfast: their velocity bias couples the joint's dofs) and a
+    slider-crank."""
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(TRANSMISSION_XML))
+    mjm.opt.integrator = integrator
+    ctrl = _controls(mjm, 500, seed=integrator + 20)
+    ref = _mujoco_traj(mjm, ctrl)
+    _, frames = _ours(mjm, ctrl)
+    got = np.array([f["qpos"][0] for f in frames])
+    err = np.abs(got - ref).max()
+    assert err < 1e-8, f"integrator {integrator}: max |dqpos| {err:.3g}"
+
+
+def test_ball_servo_setpoint_wraps_as_mujoco():
+    """An integrator servo (intvelocity) on a ball joint driven one way: MuJoCo 4 keeps its act at the
+    representative of the setpoint nearest the joint's rotation (period 2 pi |gear|) instead of letting it
+    grow; ours follows step for step."""
+    xml = """<mujoco><option timestep="0.01"/><worldbody><body pos="0 0 1"><joint name="ball" type="ball"
+             damping="0.5"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/></body></worldbody>
+             <actuator><intvelocity joint="ball" gear="-0.2 0.1 0.3 0 0 0" kp="0.5" kv="0.1"/></actuator>
+             </mujoco>"""
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(xml))
+    ctrl = np.full((1500, 1), 3.0)
+    ref = _mujoco_traj(mjm, ctrl)
+    sim, frames = _ours(mjm, ctrl)
+    acts = np.array([f["act"][0, 0] for f in frames])
+    assert acts.max() - acts.min() < 0.5 * 3.0 * 1500 * mjm.opt.timestep  # wrapped, not integrated to 45
+    got = np.array([f["qpos"][0] for f in frames])
+    assert np.abs(got - ref).max() < 1e-8
 
 
 SPINNING = """

@@ -16,7 +16,7 @@ import pytest
 
 from rigidsim.errors import InputError
 from tests.mjref import MODELS, mujoco
-from tests.test_engine_helpers import (FEATURES_XML, TENDON_XML, assert_close, our_model, random_state,
+from tests.test_engine_helpers import (FEATURES_XML, TENDON_XML, TRANSMISSION_XML, assert_close, our_model, random_state,
                                        shared_xmls, without_constraints)
 
 B = 3
@@ -97,6 +97,12 @@ def test_inline_tendons_and_fluid():
     mjm = without_constraints(mujoco.MjModel.from_xml_string(TENDON_XML))
     assert mjm.ntendon == 2 and mjm.opt.density > 0
     _check_stages(mjm, seed=11)
+
+
+def test_inline_ball_free_and_slider_crank_transmissions():
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(TRANSMISSION_XML))
+    assert sorted(set(mjm.actuator_trntype.tolist())) == [0, 1, 2]
+    _check_stages(mjm, seed=13)
 
 
 @pytest.mark.parametrize("flag", ["mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_ACTUATION"])

@@ -21,37 +21,115 @@ from rigidsim.engine.layout import (
     GAIN_AFFINE, JNT_ACTFRCLIMITED, JNT_ACTFRCRANGE, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_TYPE,
     MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QDERIV, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
     SZ_NU, SZ_NV, ACT_TRNID, ACT_TRNTYPE, DOF_MADR, DOF_MROWNNZ, M_COLIND, TEN_LENGTH, TRN_TENDON,
+    ACT_CRANKLENGTH, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, ACTUATOR_MOMENT, FRAME_BODYID, FXMAT, FXPOS, JACAXIS,
+    JACDIF, TRN_JOINTINPARENT, TRNK_DOF, TRNK_JOINT, ACT_WRAPPERIOD,
 )
+from rigidsim.engine.tendon import add_axis_jacobian, add_point_jacobian
 from rigidsim.engine.passive import gravity_on
 
 
 @ti.func
+def slider_crank(m: ti.template(), d: ti.template(), b, i, row):
+    """mj_transmission's slider-crank: returns the length before gear; ten_J[row] = its moment before gear."""
+    nv = m.opt_i[SZ_NV]
+    site = m.act_i[i, ACT_TRNID]
+    slider = m.act_i[i, ACT_TRNID2]
+    rod = m.act_f[i, ACT_CRANKLENGTH]
+    smat = sm.getv(d.site, b, slider, FXMAT, 9)
+    axis = ti.Vector([smat[2], smat[5], smat[8]])
+    spos = sm.getv(d.site, b, slider, FXPOS, 3)
+    vec = sm.getv(d.site, b, site, FXPOS, 3) - spos
+    av = vec[0] * axis[0] + vec[1] * axis[1] + vec[2] * axis[2]
+    det = av * av + rod * rod - (vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2])
+    length = av
+    dlda = vec
+    dldv = axis
+    if det > 0.0:
+        sdet = ti.sqrt(det)
+        length = av - sdet
+        dldv = axis * (1.0 - av / sdet) + vec * (1.0 / sdet)
+        dlda = vec * (1.0 - av / sdet)
+    # Jacobians: of the crank site minus the slider site (JACDIF), and of the slider's axis (JACAXIS)
+    for k in range(nv):
+        for c in ti.static(range(3)):
+            d.dof[b, k, JACDIF + c] = 0.0
+            d.dof[b, k, JACAXIS + c] = 0.0
+    add_point_jacobian(m, d, b, m.site_i[site, FRAME_BODYID], sm.getv(d.site, b, site, FXPOS, 3), 1.0)
+    add_point_jacobian(m, d, b, m.site_i[slider, FRAME_BODYID], spos, -1.0)
+    add_axis_jacobian(m, d, b, m.site_i[slider, FRAME_BODYID], axis)
+    for k in range(nv):
+        mom = 0.0
+        for c in ti.static(range(3)):
+            mom = mom + (dlda[c] * d.dof[b, k, JACAXIS + c] + dldv[c] * d.dof[b, k, JACDIF + c])
+        d.ten_J[b, row, k] = mom
+    return length
+
+
+@ti.func
 def transmission(m: ti.template(), d: ti.template(), b):
-    """actuator_length: gear * q for joint transmissions (the moment is gear at the joint's dof), gear *
-    ten_length for tendon transmissions (the moment is gear * ten_J)."""
+    """mj_transmission: actuator_length and the moments (see layout.TRNK_*): gear at a hinge or slide dof;
+    the gear axis of a ball joint (length: its rotation vector along that axis) or the gear wrench of a free
+    joint (length 0), rotated into the parent frame for jointinparent; gear * ten_J for tendons; gear * the
+    crank's own moment row for slider-cranks."""
     for i in range(m.opt_i[SZ_NU]):
-        if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
-            d.actu[b, i, ACTUATOR_LENGTH] = d.ten[b, m.act_i[i, ACT_TRNID], TEN_LENGTH] * m.act_f[i, ACT_GEAR]
+        kind = m.act_i[i, ACT_TRN_KIND]
+        g = m.act_f[i, ACT_GEAR]
+        length = 0.0
+        if kind == TRNK_DOF:
+            length = d.qpos[b, m.act_i[i, ACT_TRN_QPOSADR]] * g
+        elif kind == TRNK_JOINT:
+            qa = m.act_i[i, ACT_TRN_QPOSADR]
+            parent = m.act_i[i, ACT_TRNTYPE] == TRN_JOINTINPARENT
+            if m.jnt_i[m.act_i[i, ACT_TRNID], JNT_TYPE] == JNT_BALL:
+                quat = sm.normalize4(ti.Vector([d.qpos[b, qa + c] for c in ti.static(range(4))]))
+                axis = sm.quat2vel(quat, 1.0)
+                gear = sm.getm(m.act_f, i, ACT_GEAR, 3)
+                if parent:
+                    gear = sm.rot_vec_quat(gear, sm.neg_quat(quat))
+                length = axis[0] * gear[0] + axis[1] * gear[1] + axis[2] * gear[2]
+                sm.setv(d.actu, b, i, ACTUATOR_MOMENT, ti.Vector([gear[0], gear[1], gear[2], 0.0, 0.0, 0.0]))
+            else:
+                gear = sm.getm(m.act_f, i, ACT_GEAR + 3, 3)
+                if parent:
+                    quat = sm.normalize4(ti.Vector([d.qpos[b, qa + 3 + c] for c in ti.static(range(4))]))
+                    gear = sm.rot_vec_quat(gear, sm.neg_quat(quat))
+                sm.setv(d.actu, b, i, ACTUATOR_MOMENT,
+                        ti.Vector([m.act_f[i, ACT_GEAR], m.act_f[i, ACT_GEAR + 1], m.act_f[i, ACT_GEAR + 2],
+                                   gear[0], gear[1], gear[2]]))
+        elif m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
+            length = d.ten[b, m.act_i[i, ACT_TRN_ROW], TEN_LENGTH] * g
         else:
-            d.actu[b, i, ACTUATOR_LENGTH] = d.qpos[b, m.act_i[i, ACT_TRN_QPOSADR]] * m.act_f[i, ACT_GEAR]
+            length = slider_crank(m, d, b, i, m.act_i[i, ACT_TRN_ROW]) * g
+        d.actu[b, i, ACTUATOR_LENGTH] = length
+
+
+@ti.func
+def joint_moment_size(m: ti.template(), i):
+    """Dofs of a ball (3) or free (6) joint transmission."""
+    return 3 if m.jnt_i[m.act_i[i, ACT_TRNID], JNT_TYPE] == JNT_BALL else 6
 
 
 @ti.func
 def actuator_velocity(m: ti.template(), d: ti.template(), b):
-    """actuator_velocity = moment * qvel (zero when actuation is disabled)."""
+    """actuator_velocity = moment * qvel over the moment's nonzeros (zero when actuation is disabled)."""
     off = (m.opt_i[OPT_DISABLEFLAGS] & DSBL_ACTUATION) != 0
     for i in range(m.opt_i[SZ_NU]):
         v = 0.0
         if not off:
             g = m.act_f[i, ACT_GEAR]
-            if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
-                t = m.act_i[i, ACT_TRNID]
+            kind = m.act_i[i, ACT_TRN_KIND]
+            if kind == TRNK_DOF:
+                v = g * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
+            elif kind == TRNK_JOINT:
+                da = m.act_i[i, ACT_TRN_DOFADR]
+                for k in range(joint_moment_size(m, i)):
+                    v += d.actu[b, i, ACTUATOR_MOMENT + k] * d.qvel[b, da + k]
+            else:
+                row = m.act_i[i, ACT_TRN_ROW]
                 for k in range(m.opt_i[SZ_NV]):
-                    jk = d.ten_J[b, t, k]
+                    jk = d.ten_J[b, row, k]
                     if jk != 0.0:
                         v += (jk * g) * d.qvel[b, k]
-            else:
-                v = g * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
         d.actu[b, i, ACTUATOR_VELOCITY] = v
 
 
@@ -68,6 +146,18 @@ def next_activation(m: ti.template(), d: ti.template(), b, i, adr, act_dot):
     if m.act_i[i, ACT_ACTLIMITED] != 0:
         act = ti.min(ti.max(act, m.act_f[i, ACT_ACTRANGE]), m.act_f[i, ACT_ACTRANGE + 1])
     return act
+
+
+@ti.func
+def wrap_setpoint(u, length, period):
+    """The representative of setpoint u nearest to length, modulo period (mju_round: ties round up)."""
+    x = (u - length) / period
+    lower = ti.floor(x)
+    upper = ti.ceil(x)
+    r = upper
+    if x - lower < upper - x:
+        r = lower
+    return u - period * r
 
 
 @ti.func
@@ -117,12 +207,17 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
                     m.act_f[i, ACT_GAINPRM + 2] * vel
             force = 0.0
             if m.act_i[i, ACT_ACTADR] == -1:
-                force = gain * d.actu[b, i, ACTUATOR_CTRL]
+                u = d.actu[b, i, ACTUATOR_CTRL]
+                if m.act_f[i, ACT_WRAPPERIOD] > 0.0:
+                    u = wrap_setpoint(u, length, m.act_f[i, ACT_WRAPPERIOD])
+                force = gain * u
             else:
                 adr = m.act_i[i, ACT_ACTADR] + m.act_i[i, ACT_ACTNUM] - 1
                 a = d.act[b, adr]
                 if m.act_i[i, ACT_ACTEARLY] != 0:
                     a = next_activation(m, d, b, i, adr, d.act_dot[b, adr])
+                if m.act_f[i, ACT_WRAPPERIOD] > 0.0:
+                    a = wrap_setpoint(a, length, m.act_f[i, ACT_WRAPPERIOD])
                 force = gain * a
             bias = 0.0
             if m.act_i[i, ACT_BIASTYPE] == BIAS_AFFINE:
@@ -134,18 +229,24 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
             d.actu[b, i, ACTUATOR_FORCE] = force
         # qfrc_actuator = moment' * force
         for i in range(nu):
-            if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
-                t = m.act_i[i, ACT_TRNID]
+            force = d.actu[b, i, ACTUATOR_FORCE]
+            kind = m.act_i[i, ACT_TRN_KIND]
+            if kind == TRNK_DOF:
+                dof = m.act_i[i, ACT_TRN_DOFADR]
+                f = m.act_f[i, ACT_GEAR] * force
+                d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
+            elif kind == TRNK_JOINT:
+                da = m.act_i[i, ACT_TRN_DOFADR]
+                for k in range(joint_moment_size(m, i)):
+                    f = d.actu[b, i, ACTUATOR_MOMENT + k] * force
+                    d.dof[b, da + k, QFRC_ACTUATOR] = d.dof[b, da + k, QFRC_ACTUATOR] + f
+            else:
+                row = m.act_i[i, ACT_TRN_ROW]
                 g = m.act_f[i, ACT_GEAR]
-                force = d.actu[b, i, ACTUATOR_FORCE]
                 for k in range(nv):
-                    jk = d.ten_J[b, t, k]
+                    jk = d.ten_J[b, row, k]
                     if jk != 0.0:
                         d.dof[b, k, QFRC_ACTUATOR] = d.dof[b, k, QFRC_ACTUATOR] + (jk * g) * force
-            else:
-                dof = m.act_i[i, ACT_TRN_DOFADR]
-                f = m.act_f[i, ACT_GEAR] * d.actu[b, i, ACTUATOR_FORCE]
-                d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
         # actuator-level gravity compensation
         if m.opt_i[OPT_NACTGRAVCOMP] > 0 and gravity_on(m):
             for j in range(m.opt_i[SZ_NJNT]):
@@ -192,11 +293,22 @@ def actuator_deriv(m: ti.template(), d: ti.template(), b):
                         bias_vel += gain_vel * a
                 if bias_vel != 0.0:
                     g = m.act_f[i, ACT_GEAR]
-                    if m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
-                        add_outer_to_qderiv(m, d, b, m.act_i[i, ACT_TRNID], g, bias_vel)
-                    else:
+                    kind = m.act_i[i, ACT_TRN_KIND]
+                    if kind == TRNK_DOF:
                         adr = m.dof_i[m.act_i[i, ACT_TRN_DOFADR], DOF_MADR]
                         d.M[b, adr, QDERIV] = d.M[b, adr, QDERIV] + (g * bias_vel * g)
+                    elif kind == TRNK_JOINT:
+                        # the joint's dofs form a chain: entry (r, c), c <= r, is at dof_Madr[r] + r - c
+                        da = m.act_i[i, ACT_TRN_DOFADR]
+                        n = joint_moment_size(m, i)
+                        for r in range(n):
+                            adr = m.dof_i[da + r, DOF_MADR]
+                            mr = d.actu[b, i, ACTUATOR_MOMENT + r]
+                            for c in range(r + 1):
+                                mc = d.actu[b, i, ACTUATOR_MOMENT + c]
+                                d.M[b, adr + r - c, QDERIV] = d.M[b, adr + r - c, QDERIV] + mr * bias_vel * mc
+                    else:
+                        add_outer_to_qderiv(m, d, b, m.act_i[i, ACT_TRN_ROW], g, bias_vel)
 
 
 @ti.func

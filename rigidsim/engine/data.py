@@ -51,13 +51,9 @@ def check_supported(model: M.Model) -> None:
                          "yet (their velocity derivatives are not built); use euler or rk4", where=src)
     for i in range(model.nu):
         trn = int(model.actuator_trntype[i])
-        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON):
-            raise InputError(f"{_name(model, 'actuator', i)}: only joint and tendon transmissions are supported yet",
+        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON, M.TRN_SLIDERCRANK):
+            raise InputError(f"{_name(model, 'actuator', i)}: site and body transmissions are not supported yet",
                              where=src)
-        j = int(model.actuator_trnid[i, 0])
-        if trn != M.TRN_TENDON and int(model.jnt_type[j]) not in (M.JNT_HINGE, M.JNT_SLIDE):
-            raise InputError(f"{_name(model, 'actuator', i)}: joint transmissions on free and ball joints are not "
-                             "supported yet", where=src)
         if int(model.actuator_dyntype[i]) not in (M.DYN_NONE, M.DYN_INTEGRATOR, M.DYN_FILTER, M.DYN_FILTEREXACT):
             raise InputError(f"{_name(model, 'actuator', i)}: muscle and user dynamics are not supported yet",
                              where=src)
@@ -162,14 +158,31 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                       (L.ACT_CTRLLIMITED, "actuator_ctrllimited"), (L.ACT_FORCELIMITED, "actuator_forcelimited"),
                       (L.ACT_ACTLIMITED, "actuator_actlimited"), (L.ACT_ACTEARLY, "actuator_actearly")):
         act_i[:nu, col] = getattr(model, name)
+    act_f[:nu, L.ACT_CRANKLENGTH] = model.actuator_cranklength
+    for i in range(nu):
+        act_f[i, L.ACT_WRAPPERIOD] = wrap_period(model, i)
     trnid = np.asarray(model.actuator_trnid[:, 0], dtype=np.int64)
     act_i[:nu, L.ACT_TRNID] = trnid
+    act_i[:nu, L.ACT_TRNID2] = np.asarray(model.actuator_trnid[:, 1], dtype=np.int64)
     for i in range(nu):
-        if int(model.actuator_trntype[i]) in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
+        trn = int(model.actuator_trntype[i])
+        if trn in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
             act_i[i, L.ACT_TRN_DOFADR] = model.jnt_dofadr[trnid[i]]
             act_i[i, L.ACT_TRN_QPOSADR] = model.jnt_qposadr[trnid[i]]
+            scalar = int(model.jnt_type[trnid[i]]) in (M.JNT_HINGE, M.JNT_SLIDE)
+            act_i[i, L.ACT_TRN_KIND] = L.TRNK_DOF if scalar else L.TRNK_JOINT
+        else:
+            act_i[i, L.ACT_TRN_KIND] = L.TRNK_ROW
+    # moment rows: the tendons' own, then one per slider-crank
+    crank = [i for i in range(nu) if int(model.actuator_trntype[i]) == M.TRN_SLIDERCRANK]
+    for k, i in enumerate(crank):
+        act_i[i, L.ACT_TRN_ROW] = model.ntendon + k
+    for i in range(nu):
+        if int(model.actuator_trntype[i]) == M.TRN_TENDON:
+            act_i[i, L.ACT_TRN_ROW] = trnid[i]
 
     nten, nwrap = model.ntendon, model.nwrap
+    nrow = nten + len(crank)
     ten_f = np.zeros((_rows(nten), L.NTEN_F), f)
     ten_i = np.zeros((_rows(nten), L.NTEN_I), i32)
     if nten:
@@ -216,11 +229,31 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                    (L.STR_BODY, L.NDBODY * r(nbody)), (L.STR_JNT, L.NDJNT * r(njnt)), (L.STR_DOF, L.NDDOF * r(nv)),
                    (L.STR_M, L.NDM * r(model.nM)), (L.STR_GEOM, L.NDFRAME * r(ngeom)),
                    (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model))),
-                   (L.STR_TEN, L.NDTEN * r(nten)), (L.STR_TEN_J, r(nten) * r(nv))):
+                   (L.STR_TEN, L.NDTEN * r(nrow)), (L.STR_TEN_J, r(nrow) * r(nv))):
         opt_i[col] = n  # as make_data allocates
     return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                 geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
                 ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, opt_f=opt_f, opt_i=opt_i)
+
+
+def wrap_period(model: M.Model, i: int) -> float:
+    """MuJoCo 4's period of a rotational servo: a position-like actuator (fixed gain kp, affine bias with
+    -kp on the length, no or integrator dynamics) on a ball joint sees its setpoint as the representative
+    nearest its length, modulo 2 pi |gear|. 0 for every other actuator."""
+    servo = (int(model.actuator_gaintype[i]) == M.GAIN_FIXED and int(model.actuator_biastype[i]) == M.BIAS_AFFINE
+             and model.actuator_gainprm[i, 0] == -model.actuator_biasprm[i, 1]
+             and int(model.actuator_dyntype[i]) in (M.DYN_NONE, M.DYN_INTEGRATOR))
+    trn = int(model.actuator_trntype[i])
+    if servo and trn in (M.TRN_JOINT, M.TRN_JOINTINPARENT) and \
+            int(model.jnt_type[int(model.actuator_trnid[i, 0])]) == M.JNT_BALL:
+        g = np.asarray(model.actuator_gear[i, :3], dtype=float)
+        return 2 * np.pi * float(np.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]))
+    return 0.0
+
+
+def n_rows(model: M.Model) -> int:
+    """Rows of ten / ten_J: the tendons, then one per slider-crank transmission (its moment before gear)."""
+    return int(model.ntendon) + int(np.count_nonzero(np.asarray(model.actuator_trntype) == M.TRN_SLIDERCRANK))
 
 
 def rk_width(model: M.Model) -> int:
@@ -241,7 +274,7 @@ def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
         geom=np.zeros((B, r(model.ngeom), L.NDFRAME), f), site=np.zeros((B, r(model.nsite), L.NDFRAME), f),
         actu=np.zeros((B, r(model.nu), L.NDACT), f), act_dot=np.zeros((B, r(model.na)), f),
         rk=np.zeros((B, r(rk_width(model))), f),
-        ten=np.zeros((B, r(model.ntendon), L.NDTEN), f), ten_J=np.zeros((B, r(model.ntendon), r(model.nv)), f),
+        ten=np.zeros((B, r(n_rows(model)), L.NDTEN), f), ten_J=np.zeros((B, r(n_rows(model)), r(model.nv)), f),
     )
 
 

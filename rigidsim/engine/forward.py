@@ -21,13 +21,14 @@ import taichi as ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.actuation import (
     actuator_deriv, actuator_velocity, add_outer_to_qderiv, fwd_actuation, next_activation, transmission,
+    wrap_setpoint,
 )
 from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTNUM, DOF_DAMPING, DOF_MADR, DSBL_ACTUATION, DSBL_DAMPER, INT_APPROX_IMPLICITFAST, INT_EULER,
     INT_IMPLICITFAST, INT_RK4, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, OPT_DISABLEFLAGS,
     OPT_EULERDAMP, OPT_TIMESTEP, QACC_INT, QACC_SMOOTH, QDERIV, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
     QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NTENDON, SZ_NU, SZ_NV,
-    TEN_DAMPING, CDOF, CDOF_DOT, CRB, CVEL, JNT_BODYID, JNT_STANDALONE,
+    TEN_DAMPING, ACT_DYNTYPE, ACT_WRAPPERIOD, ACTUATOR_LENGTH, DYN_INTEGRATOR, CDOF, CDOF_DOT, CRB, CVEL, JNT_BODYID, JNT_STANDALONE,
 )
 from rigidsim.engine.passive import passive
 from rigidsim.engine.smooth import com_pos, com_vel, crb, factor_m, kinematics, rne, solve_m
@@ -132,6 +133,12 @@ def advance_act(m: ti.template(), d: ti.template(), b, act_dot: ti.template(), a
             if adr >= 0:
                 for k in range(m.act_i[i, ACT_ACTNUM]):
                     d.act[b, adr + k] = next_activation(m, d, b, i, adr + k, act_dot[b, aoff + adr + k])
+        # an integrator servo on a ball joint keeps its setpoint at the representative nearest its length
+        for i in range(m.opt_i[SZ_NU]):
+            period = m.act_f[i, ACT_WRAPPERIOD]
+            if period > 0.0 and m.act_i[i, ACT_DYNTYPE] == DYN_INTEGRATOR:
+                adr = m.act_i[i, ACT_ACTADR] + m.act_i[i, ACT_ACTNUM] - 1
+                d.act[b, adr] = wrap_setpoint(d.act[b, adr], d.actu[b, i, ACTUATOR_LENGTH], period)
 
 
 @ti.func

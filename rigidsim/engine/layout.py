@@ -50,11 +50,17 @@ NFRAME_I = 2
 # ----------------------------------------------------------------------------- model: actuators
 ACT_DYNPRM, ACT_GAINPRM, ACT_BIASPRM = 0, 10, 20
 ACT_CTRLRANGE, ACT_FORCERANGE, ACT_ACTRANGE, ACT_GEAR = 30, 32, 34, 36
-NACT_F = 42
+ACT_CRANKLENGTH, ACT_WRAPPERIOD = 42, 43  # WRAPPERIOD: > 0 for servos on ball joints (see data.put_model)
+NACT_F = 44
 ACT_TRNTYPE, ACT_DYNTYPE, ACT_GAINTYPE, ACT_BIASTYPE, ACT_TRNID = 0, 1, 2, 3, 4
 ACT_ACTADR, ACT_ACTNUM, ACT_CTRLLIMITED, ACT_FORCELIMITED, ACT_ACTLIMITED, ACT_ACTEARLY = 5, 6, 7, 8, 9, 10
 ACT_TRN_DOFADR, ACT_TRN_QPOSADR = 11, 12  # the transmission joint's dof and qpos address
-NACT_I = 13
+ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2 = 13, 14, 15  # see TRNK_*; the moment row in ten_J; slider site
+NACT_I = 16
+# how an actuator's moment is held: one dof (hinge/slide joint: gear), the ball or free joint's dofs
+# (ACTUATOR_MOMENT columns), or a row of ten_J (tendon: its Jacobian; slider-crank: the crank's own row
+# after the tendons), times gear
+TRNK_DOF, TRNK_JOINT, TRNK_ROW = 0, 1, 2
 
 # ----------------------------------------------------------------------------- model: tendons and their wraps
 TEN_STIFFNESS, TEN_DAMPING, TEN_LENGTHSPRING = 0, 1, 2
@@ -97,8 +103,9 @@ QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR, QFRC_SMOOTH, QACC_SMOOTH = 12, 13, 14, 1
 QLDIAGINV, QFRC_GRAVCOMP, QFRC_SPRING, QFRC_DAMPER = 17, 18, 19, 20
 QDERIV_DIAG, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
 QFRC_FLUID = 24
-JACDIF = 25  # 3 columns: scratch for a difference of point Jacobians (spatial tendons)
-NDDOF = 28
+JACDIF = 25  # 3 columns: scratch for a difference of point Jacobians (spatial tendons, slider-cranks)
+JACAXIS = 28  # 3 columns: scratch for the Jacobian of a rotating axis (slider-cranks)
+NDDOF = 31
 
 # ----------------------------------------------------------------------------- data: mass matrix [B, nM, NDM]
 QM, QLD, QH, QDERIV = 0, 1, 2, 3  # QDERIV: qDeriv reduced to qM's sparsity (implicit integration)
@@ -115,7 +122,8 @@ NDFRAME = 12
 
 # ----------------------------------------------------------------------------- data: actuators [B, nu, NDACT]
 ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACTUATOR_FORCE, ACTUATOR_CTRL = 0, 1, 2, 3
-NDACT = 4
+ACTUATOR_MOMENT = 4  # 6 columns: the moment of a ball (3) or free (6) joint transmission
+NDACT = 10
 
 # ----------------------------------------------------------------------------- disable bits (mjtDisableBit)
 DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 5, 1 << 6, 1 << 7
@@ -124,7 +132,7 @@ DSBL_CLAMPCTRL, DSBL_ACTUATION, DSBL_EULERDAMP = 1 << 8, 1 << 11, 1 << 15
 # joint types, transmission / dynamics / gain / bias types, sameframe kinds (MuJoCo's values)
 JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
 DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT = 0, 1, 2, 3
-TRN_JOINT, TRN_JOINTINPARENT, TRN_TENDON = 0, 1, 3
+TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON = 0, 1, 2, 3
 GAIN_FIXED, GAIN_AFFINE = 0, 1
 BIAS_NONE, BIAS_AFFINE = 0, 1
 SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = 0, 1, 2, 3, 4

@@ -14,7 +14,7 @@ import taichi as ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
     BODY_DOFADR, BODY_DOFNUM, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_PARENTID, DSBL_DAMPER, DSBL_SPRING, FXPOS,
-    JACDIF, JNT_DOFADR, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
+    JACAXIS, JACDIF, JNT_DOFADR, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
     TEN_ADR, TEN_DAMPING, TEN_FIXED, TEN_LENGTH, TEN_LENGTHSPRING, TEN_NUM, TEN_STIFFNESS, TEN_VELOCITY,
     WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_PULLEY, WRAP_TYPE,
 )
@@ -55,6 +55,22 @@ def add_point_jacobian(m: ti.template(), d: ti.template(), b, body, point, sign)
             tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
             for c in ti.static(range(3)):
                 d.dof[b, j, JACDIF + c] = d.dof[b, j, JACDIF + c] + sign * (cdof[3 + c] + tmp[c])
+            j = m.dof_i[j, DOF_PARENTID]
+
+
+@ti.func
+def add_axis_jacobian(m: ti.template(), d: ti.template(), b, body, axis):
+    """d.dof[:, JACAXIS:+3] += the Jacobian of `axis` fixed in `body`: cdof_rot x axis over its dof chain
+    (mj_jacPointAxis's axis part)."""
+    bb = body
+    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
+        bb = m.body_i[bb, BODY_PARENTID]
+    if bb > 0:
+        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
+        while j >= 0:
+            r = sm.cross3(ti.Vector([d.dof[b, j, CDOF + c] for c in ti.static(range(3))]), axis)
+            for c in ti.static(range(3)):
+                d.dof[b, j, JACAXIS + c] = d.dof[b, j, JACAXIS + c] + r[c]
             j = m.dof_i[j, DOF_PARENTID]
 
 
