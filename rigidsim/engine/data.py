@@ -47,8 +47,9 @@ def check_supported(model: M.Model) -> None:
                 raise InputError(f"{_name(model, 'tendon', t)}: wrapping around geoms is not supported yet",
                                  where=src)
     if (model.opt.density > 0 or model.opt.viscosity > 0) and integ != M.INT_EULER and integ != M.INT_RK4:
-        raise InputError("fluid forces (option density/viscosity > 0) with an implicit integrator are not supported "
-                         "yet (their velocity derivatives are not built); use euler or rk4", where=src)
+        raise InputError(f"fluid forces (option density/viscosity > 0) with the {_INTEGRATORS[integ]} integrator "
+                         "(the fluid's velocity derivatives are not built); use euler or rk4, e.g. "
+                         "--set integrator=euler", where=src)
     for i in range(model.nu):
         trn = int(model.actuator_trntype[i])
         if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON, M.TRN_SLIDERCRANK):
