@@ -91,7 +91,7 @@ def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
         implicit_matrix(m, d, b)
         factor_m(m, d, b, QH, QLD, QLDIAGINV, False)
     else:
-        factor_m(m, d, b, QM, QLD, QLDIAGINV, True)
+        factor_m(m, d, b, QLD, QLD, QLDIAGINV, True)  # crb wrote qM into QLD too
     # acceleration
     fwd_acceleration(m, d, b, ti.static(integrator != INT_APPROX_IMPLICITFAST))
     # constraints: none yet, qacc = qacc_smooth

@@ -29,7 +29,7 @@ from rigidsim.engine.layout import (
     FXPOS, JNT_AXIS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_HINGE, JNT_POS, JNT_QPOSADR, JNT_SLIDE, JNT_TYPE,
     MINVAL, OPT_DISABLEFLAGS, OPT_GRAVITY, QFRC_BIAS, QPOS0, SAMEFRAME_BODY, SAMEFRAME_BODYROT,
     SAMEFRAME_INERTIA, SAMEFRAME_INERTIAROT, SAMEFRAME_NONE, SUBTREE_COM, SUBTREE_MASS, SZ_NBODY, SZ_NGEOM,
-    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID, M_COLADR, M_COLIND, NDDOF, NDM, QM,
+    SZ_NJNT, SZ_NM, SZ_NSITE, SZ_NV, XANCHOR, XAXIS, XIMAT, XIPOS, XMAT, XPOS, XQUAT, JNT_BODYID, M_COLADR, M_COLIND, NDDOF, NDM, QLD, QM,
 )
 
 # ----------------------------------------------------------------------------- position
@@ -190,7 +190,7 @@ def com_pos(m: ti.template(), d: ti.template(), b):
 
 @ti.func
 def crb(m: ti.template(), d: ti.template(), b):
-    """mj_crb: composite inertias crb and the joint-space inertia qM (legacy sparse layout)."""
+    """mj_crb: composite inertias crb and the joint-space inertia qM (legacy sparse layout), copied to qLD."""
     nbody = m.opt_i[SZ_NBODY]
     nv = m.opt_i[SZ_NV]
     for i in range(nbody):
@@ -202,21 +202,30 @@ def crb(m: ti.template(), d: ti.template(), b):
         if p > 0:
             for c in ti.static(range(10)):
                 d.body[b, p, CRB + c] = d.body[b, p, CRB + c] + d.body[b, i, CRB + c]
-    # flat indices into d.M's column QM: the per-env base is computed once, not reloaded after every store
-    mb = b * d.M.strides[0] + QM
-    for k in range(m.opt_i[SZ_NM]):
-        d.M.arr[mb + k * NDM] = 0.0
+    # qM, written once per entry, and the same values into QLD for factor_m to work on in place; flat indices
+    # from a per-env base computed once (not reloaded after every store)
+    mb = b * d.M.strides[0]
     for i in range(nv):
         adr = m.dof_i[i, DOF_MADR]
+        nnz = m.dof_i[i, DOF_MROWNNZ]
         if m.dof_i[i, DOF_SIMPLENUM] != 0:
-            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_M0]
+            # a simple dof: M0 on the diagonal, zeros to the left of it
+            d.M.arr[mb + adr * NDM + QM] = m.dof_f[i, DOF_M0]
+            d.M.arr[mb + adr * NDM + QLD] = m.dof_f[i, DOF_M0]
+            for p in range(1, nnz):
+                d.M.arr[mb + (adr + p) * NDM + QM] = 0.0
+                d.M.arr[mb + (adr + p) * NDM + QLD] = 0.0
         else:
             buf = sm.mul_inert_vec(sm.getv(d.body, b, m.dof_i[i, DOF_BODYID], CRB, 10), sm.getv(d.dof, b, i, CDOF, 6))
-            # row i: armature + dot on the diagonal, 0.0 + dot for each ancestor column (each entry written once)
-            d.M.arr[mb + adr * NDM] = m.dof_f[i, DOF_ARMATURE] + sm.dot6(sm.getv(d.dof, b, i, CDOF, 6), buf)
-            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+            # row i: armature + dot on the diagonal, 0.0 + dot for each ancestor column
+            v = m.dof_f[i, DOF_ARMATURE] + sm.dot6(sm.getv(d.dof, b, i, CDOF, 6), buf)
+            d.M.arr[mb + adr * NDM + QM] = v
+            d.M.arr[mb + adr * NDM + QLD] = v
+            for p in range(1, nnz):
                 j = m.m_i[adr + p, M_COLIND]
-                d.M.arr[mb + (adr + p) * NDM] = 0.0 + sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
+                v = 0.0 + sm.dot6(sm.getv(d.dof, b, j, CDOF, 6), buf)
+                d.M.arr[mb + (adr + p) * NDM + QM] = v
+                d.M.arr[mb + (adr + p) * NDM + QLD] = v
 
 
 @ti.func
