@@ -19,10 +19,10 @@ from rigidsim.engine.layout import (
     ACT_TRN_DOFADR, ACT_TRN_QPOSADR, ACTUATOR_CTRL, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY,
     BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTER, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE,
     GAIN_AFFINE, JNT_ACTFRCLIMITED, JNT_ACTFRCRANGE, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_TYPE,
-    MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QDERIV, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
+    MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QH, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
     SZ_NU, SZ_NV, ACT_TRNID, ACT_TRNTYPE, DOF_MADR, DOF_MROWNNZ, M_COLIND, TEN_LENGTH, TRN_TENDON,
-    ACT_CRANKLENGTH, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, ACTUATOR_MOMENT, FRAME_BODYID, FXMAT, FXPOS, JACAXIS,
-    JACDIF, TRN_JOINTINPARENT, TRNK_DOF, TRNK_JOINT, ACT_WRAPPERIOD,
+    ACT_CRANKLENGTH, ACT_ROWSCALE, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, FRAME_BODYID, FXMAT, FXPOS, OPT_JACROW,
+    TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRNK_DOF, ACT_WRAPPERIOD,
 )
 from rigidsim.engine.tendon import add_axis_jacobian, add_point_jacobian
 from rigidsim.engine.passive import gravity_on
@@ -49,18 +49,19 @@ def slider_crank(m: ti.template(), d: ti.template(), b, i, row):
         length = av - sdet
         dldv = axis * (1.0 - av / sdet) + vec * (1.0 / sdet)
         dlda = vec * (1.0 - av / sdet)
-    # Jacobians: of the crank site minus the slider site (JACDIF), and of the slider's axis (JACAXIS)
+    # Jacobians, in the scratch rows of ten_J: of the crank site minus the slider site (rows 0-2), and of the
+    # slider's axis (rows 3-5)
+    jr = m.opt_i[OPT_JACROW]
     for k in range(nv):
-        for c in ti.static(range(3)):
-            d.dof[b, k, JACDIF + c] = 0.0
-            d.dof[b, k, JACAXIS + c] = 0.0
+        for c in ti.static(range(6)):
+            d.ten_J[b, jr + c, k] = 0.0
     add_point_jacobian(m, d, b, m.site_i[site, FRAME_BODYID], sm.getv(d.site, b, site, FXPOS, 3), 1.0)
     add_point_jacobian(m, d, b, m.site_i[slider, FRAME_BODYID], spos, -1.0)
     add_axis_jacobian(m, d, b, m.site_i[slider, FRAME_BODYID], axis)
     for k in range(nv):
         mom = 0.0
         for c in ti.static(range(3)):
-            mom = mom + (dlda[c] * d.dof[b, k, JACAXIS + c] + dldv[c] * d.dof[b, k, JACDIF + c])
+            mom = mom + (dlda[c] * d.ten_J[b, jr + 3 + c, k] + dldv[c] * d.ten_J[b, jr + c, k])
         d.ten_J[b, row, k] = mom
     return length
 
@@ -71,42 +72,42 @@ def transmission(m: ti.template(), d: ti.template(), b):
     the gear axis of a ball joint (length: its rotation vector along that axis) or the gear wrench of a free
     joint (length 0), rotated into the parent frame for jointinparent; gear * ten_J for tendons; gear * the
     crank's own moment row for slider-cranks."""
+    nv = m.opt_i[SZ_NV]
     for i in range(m.opt_i[SZ_NU]):
-        kind = m.act_i[i, ACT_TRN_KIND]
+        trn = m.act_i[i, ACT_TRNTYPE]
         g = m.act_f[i, ACT_GEAR]
         length = 0.0
-        if kind == TRNK_DOF:
+        if m.act_i[i, ACT_TRN_KIND] == TRNK_DOF:
             length = d.qpos[b, m.act_i[i, ACT_TRN_QPOSADR]] * g
-        elif kind == TRNK_JOINT:
+        elif trn == TRN_TENDON:
+            length = d.ten[b, m.act_i[i, ACT_TRN_ROW], TEN_LENGTH] * g
+        elif trn == TRN_SLIDERCRANK:
+            length = slider_crank(m, d, b, i, m.act_i[i, ACT_TRN_ROW]) * g
+        else:
+            # a ball or free joint: its moment row
+            row = m.act_i[i, ACT_TRN_ROW]
             qa = m.act_i[i, ACT_TRN_QPOSADR]
-            parent = m.act_i[i, ACT_TRNTYPE] == TRN_JOINTINPARENT
+            da = m.act_i[i, ACT_TRN_DOFADR]
+            for k in range(nv):
+                d.ten_J[b, row, k] = 0.0
             if m.jnt_i[m.act_i[i, ACT_TRNID], JNT_TYPE] == JNT_BALL:
                 quat = sm.normalize4(ti.Vector([d.qpos[b, qa + c] for c in ti.static(range(4))]))
                 axis = sm.quat2vel(quat, 1.0)
                 gear = sm.getm(m.act_f, i, ACT_GEAR, 3)
-                if parent:
+                if trn == TRN_JOINTINPARENT:
                     gear = sm.rot_vec_quat(gear, sm.neg_quat(quat))
                 length = axis[0] * gear[0] + axis[1] * gear[1] + axis[2] * gear[2]
-                sm.setv(d.actu, b, i, ACTUATOR_MOMENT, ti.Vector([gear[0], gear[1], gear[2], 0.0, 0.0, 0.0]))
+                for c in ti.static(range(3)):
+                    d.ten_J[b, row, da + c] = gear[c]
             else:
                 gear = sm.getm(m.act_f, i, ACT_GEAR + 3, 3)
-                if parent:
+                if trn == TRN_JOINTINPARENT:
                     quat = sm.normalize4(ti.Vector([d.qpos[b, qa + 3 + c] for c in ti.static(range(4))]))
                     gear = sm.rot_vec_quat(gear, sm.neg_quat(quat))
-                sm.setv(d.actu, b, i, ACTUATOR_MOMENT,
-                        ti.Vector([m.act_f[i, ACT_GEAR], m.act_f[i, ACT_GEAR + 1], m.act_f[i, ACT_GEAR + 2],
-                                   gear[0], gear[1], gear[2]]))
-        elif m.act_i[i, ACT_TRNTYPE] == TRN_TENDON:
-            length = d.ten[b, m.act_i[i, ACT_TRN_ROW], TEN_LENGTH] * g
-        else:
-            length = slider_crank(m, d, b, i, m.act_i[i, ACT_TRN_ROW]) * g
+                for c in ti.static(range(3)):
+                    d.ten_J[b, row, da + c] = m.act_f[i, ACT_GEAR + c]
+                    d.ten_J[b, row, da + 3 + c] = gear[c]
         d.actu[b, i, ACTUATOR_LENGTH] = length
-
-
-@ti.func
-def joint_moment_size(m: ti.template(), i):
-    """Dofs of a ball (3) or free (6) joint transmission."""
-    return 3 if m.jnt_i[m.act_i[i, ACT_TRNID], JNT_TYPE] == JNT_BALL else 6
 
 
 @ti.func
@@ -116,16 +117,11 @@ def actuator_velocity(m: ti.template(), d: ti.template(), b):
     for i in range(m.opt_i[SZ_NU]):
         v = 0.0
         if not off:
-            g = m.act_f[i, ACT_GEAR]
-            kind = m.act_i[i, ACT_TRN_KIND]
-            if kind == TRNK_DOF:
-                v = g * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
-            elif kind == TRNK_JOINT:
-                da = m.act_i[i, ACT_TRN_DOFADR]
-                for k in range(joint_moment_size(m, i)):
-                    v += d.actu[b, i, ACTUATOR_MOMENT + k] * d.qvel[b, da + k]
+            if m.act_i[i, ACT_TRN_KIND] == TRNK_DOF:
+                v = m.act_f[i, ACT_GEAR] * d.qvel[b, m.act_i[i, ACT_TRN_DOFADR]]
             else:
                 row = m.act_i[i, ACT_TRN_ROW]
+                g = m.act_f[i, ACT_ROWSCALE]
                 for k in range(m.opt_i[SZ_NV]):
                     jk = d.ten_J[b, row, k]
                     if jk != 0.0:
@@ -230,19 +226,13 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
         # qfrc_actuator = moment' * force
         for i in range(nu):
             force = d.actu[b, i, ACTUATOR_FORCE]
-            kind = m.act_i[i, ACT_TRN_KIND]
-            if kind == TRNK_DOF:
+            if m.act_i[i, ACT_TRN_KIND] == TRNK_DOF:
                 dof = m.act_i[i, ACT_TRN_DOFADR]
                 f = m.act_f[i, ACT_GEAR] * force
                 d.dof[b, dof, QFRC_ACTUATOR] = d.dof[b, dof, QFRC_ACTUATOR] + f
-            elif kind == TRNK_JOINT:
-                da = m.act_i[i, ACT_TRN_DOFADR]
-                for k in range(joint_moment_size(m, i)):
-                    f = d.actu[b, i, ACTUATOR_MOMENT + k] * force
-                    d.dof[b, da + k, QFRC_ACTUATOR] = d.dof[b, da + k, QFRC_ACTUATOR] + f
             else:
                 row = m.act_i[i, ACT_TRN_ROW]
-                g = m.act_f[i, ACT_GEAR]
+                g = m.act_f[i, ACT_ROWSCALE]
                 for k in range(nv):
                     jk = d.ten_J[b, row, k]
                     if jk != 0.0:
@@ -267,7 +257,7 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
 
 @ti.func
 def actuator_deriv(m: ti.template(), d: ti.template(), b):
-    """Add d qfrc_actuator / d qvel to qDeriv in d.M's QDERIV column (mjd_actuator_vel)."""
+    """Add d qfrc_actuator / d qvel to qDeriv, held in d.M's QH column (mjd_actuator_vel)."""
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_ACTUATION) == 0:
         for i in range(m.opt_i[SZ_NU]):
             skip = 0
@@ -292,32 +282,22 @@ def actuator_deriv(m: ti.template(), d: ti.template(), b):
                             a = next_activation(m, d, b, i, adr, d.act_dot[b, adr])
                         bias_vel += gain_vel * a
                 if bias_vel != 0.0:
-                    g = m.act_f[i, ACT_GEAR]
-                    kind = m.act_i[i, ACT_TRN_KIND]
-                    if kind == TRNK_DOF:
+                    if m.act_i[i, ACT_TRN_KIND] == TRNK_DOF:
+                        g = m.act_f[i, ACT_GEAR]
                         adr = m.dof_i[m.act_i[i, ACT_TRN_DOFADR], DOF_MADR]
-                        d.M[b, adr, QDERIV] = d.M[b, adr, QDERIV] + (g * bias_vel * g)
-                    elif kind == TRNK_JOINT:
-                        # the joint's dofs form a chain: entry (r, c), c <= r, is at dof_Madr[r] + r - c
-                        da = m.act_i[i, ACT_TRN_DOFADR]
-                        n = joint_moment_size(m, i)
-                        for r in range(n):
-                            adr = m.dof_i[da + r, DOF_MADR]
-                            mr = d.actu[b, i, ACTUATOR_MOMENT + r]
-                            for c in range(r + 1):
-                                mc = d.actu[b, i, ACTUATOR_MOMENT + c]
-                                d.M[b, adr + r - c, QDERIV] = d.M[b, adr + r - c, QDERIV] + mr * bias_vel * mc
+                        d.M[b, adr, QH] = d.M[b, adr, QH] + (g * bias_vel * g)
                     else:
-                        add_outer_to_qderiv(m, d, b, m.act_i[i, ACT_TRN_ROW], g, bias_vel)
+                        add_outer_to_qderiv(m, d, b, m.act_i[i, ACT_TRN_ROW], m.act_f[i, ACT_ROWSCALE], bias_vel)
 
 
 @ti.func
 def add_outer_to_qderiv(m: ti.template(), d: ti.template(), b, t, scale, coef):
-    """qDeriv += coef * v v' with v = scale * ten_J[t], on qM's sparsity only (implicitfast drops the rest)."""
+    """qDeriv += coef * v v' with v = scale * ten_J[t] (a tendon or moment row), on qM's sparsity only
+    (implicitfast drops the rest)."""
     for k in range(m.opt_i[SZ_NV]):
         vk = d.ten_J[b, t, k] * scale
         if vk != 0.0:
             adr = m.dof_i[k, DOF_MADR]
             for p in range(m.dof_i[k, DOF_MROWNNZ]):
                 vj = d.ten_J[b, t, m.m_i[adr + p, M_COLIND]] * scale
-                d.M[b, adr + p, QDERIV] = d.M[b, adr + p, QDERIV] + vk * coef * vj
+                d.M[b, adr + p, QH] = d.M[b, adr + p, QH] + vk * coef * vj

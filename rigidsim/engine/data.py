@@ -165,25 +165,19 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
     trnid = np.asarray(model.actuator_trnid[:, 0], dtype=np.int64)
     act_i[:nu, L.ACT_TRNID] = trnid
     act_i[:nu, L.ACT_TRNID2] = np.asarray(model.actuator_trnid[:, 1], dtype=np.int64)
+    rows, _, _ = moment_rows(model)
     for i in range(nu):
         trn = int(model.actuator_trntype[i])
         if trn in (M.TRN_JOINT, M.TRN_JOINTINPARENT):
             act_i[i, L.ACT_TRN_DOFADR] = model.jnt_dofadr[trnid[i]]
             act_i[i, L.ACT_TRN_QPOSADR] = model.jnt_qposadr[trnid[i]]
-            scalar = int(model.jnt_type[trnid[i]]) in (M.JNT_HINGE, M.JNT_SLIDE)
-            act_i[i, L.ACT_TRN_KIND] = L.TRNK_DOF if scalar else L.TRNK_JOINT
-        else:
-            act_i[i, L.ACT_TRN_KIND] = L.TRNK_ROW
-    # moment rows: the tendons' own, then one per slider-crank
-    crank = [i for i in range(nu) if int(model.actuator_trntype[i]) == M.TRN_SLIDERCRANK]
-    for k, i in enumerate(crank):
-        act_i[i, L.ACT_TRN_ROW] = model.ntendon + k
-    for i in range(nu):
-        if int(model.actuator_trntype[i]) == M.TRN_TENDON:
-            act_i[i, L.ACT_TRN_ROW] = trnid[i]
+        act_i[i, L.ACT_TRN_KIND] = L.TRNK_ROW if i in rows else L.TRNK_DOF
+        act_i[i, L.ACT_TRN_ROW] = rows.get(i, 0)
+        scaled = trn in (M.TRN_TENDON, M.TRN_SLIDERCRANK)
+        act_f[i, L.ACT_ROWSCALE] = model.actuator_gear[i, 0] if scaled else 1.0
 
     nten, nwrap = model.ntendon, model.nwrap
-    nrow = nten + len(crank)
+    _, nrow, jacrow = moment_rows(model)
     ten_f = np.zeros((_rows(nten), L.NTEN_F), f)
     ten_i = np.zeros((_rows(nten), L.NTEN_I), i32)
     if nten:
@@ -223,7 +217,7 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
                                  and bool(np.any(model.dof_damping > 0)))
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
-    opt_i[L.OPT_NTENACT] = int(np.count_nonzero(np.asarray(model.actuator_trntype) == M.TRN_TENDON))
+    opt_i[L.OPT_JACROW] = jacrow
     r = _rows
     for col, n in ((L.STR_QPOS, r(nq)), (L.STR_QVEL, r(nv)), (L.STR_ACT, r(model.na)), (L.STR_CTRL, r(nu)),
                    (L.STR_MOCAP_POS, 3 * r(model.nmocap)), (L.STR_MOCAP_QUAT, 4 * r(model.nmocap)),
@@ -252,9 +246,28 @@ def wrap_period(model: M.Model, i: int) -> float:
     return 0.0
 
 
-def n_rows(model: M.Model) -> int:
-    """Rows of ten / ten_J: the tendons, then one per slider-crank transmission (its moment before gear)."""
-    return int(model.ntendon) + int(np.count_nonzero(np.asarray(model.actuator_trntype) == M.TRN_SLIDERCRANK))
+def moment_rows(model: M.Model):
+    """Rows of ten / ten_J: ({actuator: its moment row}, rows in all, first scratch row). The tendons come
+    first (a tendon actuator uses its tendon's row), then one row per slider-crank and per ball or free joint
+    transmission, then 6 scratch rows when spatial tendons or slider-cranks need point Jacobians."""
+    rows = {}
+    n = int(model.ntendon)
+    crank = False
+    for i in range(model.nu):
+        trn = int(model.actuator_trntype[i])
+        if trn == M.TRN_TENDON:
+            rows[i] = int(model.actuator_trnid[i, 0])
+        elif trn == M.TRN_SLIDERCRANK or (trn in (M.TRN_JOINT, M.TRN_JOINTINPARENT) and
+                                          int(model.jnt_type[int(model.actuator_trnid[i, 0])]) in
+                                          (M.JNT_BALL, M.JNT_FREE)):
+            rows[i] = n
+            n += 1
+            crank = crank or trn == M.TRN_SLIDERCRANK
+    spatial = any(int(model.wrap_type[int(model.tendon_adr[t])]) != M.WRAP_JOINT for t in range(model.ntendon))
+    jacrow = n
+    if spatial or crank:
+        n += 6
+    return rows, n, jacrow
 
 
 def rk_width(model: M.Model) -> int:
@@ -275,7 +288,8 @@ def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
         geom=np.zeros((B, r(model.ngeom), L.NDFRAME), f), site=np.zeros((B, r(model.nsite), L.NDFRAME), f),
         actu=np.zeros((B, r(model.nu), L.NDACT), f), act_dot=np.zeros((B, r(model.na)), f),
         rk=np.zeros((B, r(rk_width(model))), f),
-        ten=np.zeros((B, r(n_rows(model)), L.NDTEN), f), ten_J=np.zeros((B, r(n_rows(model)), r(model.nv)), f),
+        ten=np.zeros((B, r(moment_rows(model)[1]), L.NDTEN), f),
+        ten_J=np.zeros((B, r(moment_rows(model)[1]), r(model.nv)), f),
     )
 
 

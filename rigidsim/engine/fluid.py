@@ -14,7 +14,7 @@ import taichi as ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
     BODY_DOFADR, BODY_DOFNUM, BODY_INERTIA, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CDOF, CVEL, DOF_PARENTID,
-    MINVAL, OPT_DENSITY, OPT_VISCOSITY, OPT_WIND, QFRC_FLUID, SUBTREE_COM, SZ_NBODY, SZ_NV, XIMAT, XIPOS,
+    MINVAL, OPT_DENSITY, OPT_VISCOSITY, OPT_WIND, QFRC_FLUID, SUBTREE_COM, SZ_NBODY, XIMAT, XIPOS,
 )
 
 PI = 3.14159265358979323846
@@ -49,10 +49,8 @@ def apply_ft(m: ti.template(), d: ti.template(), b, body, point, force, torque, 
 
 @ti.func
 def fluid(m: ti.template(), d: ti.template(), b):
-    """qfrc_fluid from the inertia-box model; returns whether the fluid is on (density or viscosity > 0)."""
-    nv = m.opt_i[SZ_NV]
-    for i in range(nv):
-        d.dof[b, i, QFRC_FLUID] = 0.0
+    """qfrc_fluid (zeroed by the caller) from the inertia-box model; returns whether the fluid is on (density
+    or viscosity > 0)."""
     density = m.opt_f[OPT_DENSITY]
     viscosity = m.opt_f[OPT_VISCOSITY]
     on = 1 if (density > 0.0 or viscosity > 0.0) else 0

@@ -26,7 +26,7 @@ from rigidsim.engine.actuation import (
 from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTNUM, DOF_DAMPING, DOF_MADR, DSBL_ACTUATION, DSBL_DAMPER, INT_APPROX_IMPLICITFAST, INT_EULER,
     INT_IMPLICITFAST, INT_RK4, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, OPT_DISABLEFLAGS,
-    OPT_EULERDAMP, OPT_TIMESTEP, QACC_INT, QACC_SMOOTH, QDERIV, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
+    OPT_EULERDAMP, OPT_TIMESTEP, QACC_FREE, QACC_INT, QACC_SMOOTH, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
     QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NTENDON, SZ_NU, SZ_NV,
     TEN_DAMPING, ACT_DYNTYPE, ACT_WRAPPERIOD, ACTUATOR_LENGTH, DYN_INTEGRATOR, CDOF, CDOF_DOT, CRB, CVEL, JNT_BODYID, JNT_STANDALONE,
 )
@@ -38,24 +38,28 @@ from rigidsim.engine.tendon import tendon, tendon_velocity
 
 
 @ti.func
-def implicit_matrix(m: ti.template(), d: ti.template(), b):
+def implicit_matrix(m: ti.template(), d: ti.template(), b, free_blocks: ti.template()):
     """qH = qM - h * qDeriv: qDeriv the derivative of qfrc_actuator + qfrc_passive in qvel (actuator gains and
-    biases, dof and tendon damping; no RNE term), reduced to qM's sparsity as implicitfast does."""
+    biases, dof and tendon damping; no RNE term), reduced to qM's sparsity as implicitfast does; qDeriv is
+    built in the QH column itself. With `free_blocks`, standalone free bodies are solved first, from qM and
+    qDeriv (`free_body_implicit`)."""
     nM = m.opt_i[SZ_NM]
     h = m.opt_f[OPT_TIMESTEP]
     for k in range(nM):
-        d.M[b, k, QDERIV] = 0.0
+        d.M[b, k, QH] = 0.0
     actuator_deriv(m, d, b)
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_DAMPER) == 0:
         for i in range(m.opt_i[SZ_NV]):
             adr = m.dof_i[i, DOF_MADR]
-            d.M[b, adr, QDERIV] = d.M[b, adr, QDERIV] - m.dof_f[i, DOF_DAMPING]
+            d.M[b, adr, QH] = d.M[b, adr, QH] - m.dof_f[i, DOF_DAMPING]
         for t in range(m.opt_i[SZ_NTENDON]):
             damping = m.ten_f[t, TEN_DAMPING]
             if damping != 0.0:
                 add_outer_to_qderiv(m, d, b, t, 1.0, -damping)
+    if ti.static(free_blocks):
+        free_body_implicit(m, d, b)
     for k in range(nM):
-        d.M[b, k, QH] = d.M[b, k, QM] + (-h) * d.M[b, k, QDERIV]
+        d.M[b, k, QH] = d.M[b, k, QM] + (-h) * d.M[b, k, QH]
 
 
 @ti.func
@@ -88,7 +92,7 @@ def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
     fwd_actuation(m, d, b)
     # factorization (after actuation: approximate_implicitfast factors M - h*qDeriv)
     if ti.static(integrator == INT_APPROX_IMPLICITFAST):
-        implicit_matrix(m, d, b)
+        implicit_matrix(m, d, b, False)
         factor_m(m, d, b, QH, QLD, QLDIAGINV, False)
     else:
         factor_m(m, d, b, QLD, QLD, QLDIAGINV, True)  # crb wrote qM into QLD too
@@ -179,8 +183,9 @@ def euler(m: ti.template(), d: ti.template(), b):
 def free_body_implicit(m: ti.template(), d: ti.template(), b):
     """MuJoCo 4's implicitfast on a standalone free body (a free joint whose tree has no other dofs): its 6x6
     block is solved exactly, (M - h (qDeriv - d qfrc_bias / d qvel)) qacc = qfrc_smooth, the gyroscopic
-    derivative of the bias included (which makes the block asymmetric); QACC_INT of those dofs is replaced.
-    The tree's composite inertia (crb) carries any welded child bodies."""
+    derivative of the bias included (which makes the block asymmetric), into QACC_FREE; `implicitfast` puts
+    it in QACC_INT after the global solve. Reads qDeriv from the QH column before qH is formed. The tree's
+    composite inertia (crb) carries any welded child bodies."""
     h = m.opt_f[OPT_TIMESTEP]
     for j in range(m.opt_i[SZ_NJNT]):
         if m.jnt_i[j, JNT_STANDALONE] != 0:
@@ -206,7 +211,7 @@ def free_body_implicit(m: ti.template(), d: ti.template(), b):
                     dbias = sm.dot6(sm.getv(d.dof, b, da + r, CDOF, 6), dcfrc)
                     # qM and qDeriv (both symmetric) are stored in row max(r, k), column min(r, k)
                     adr = m.dof_i[da + ti.static(max(r, k)), DOF_MADR] + ti.static(abs(r - k))
-                    a[r, k] = d.M[b, adr, QM] - h * (d.M[b, adr, QDERIV] - dbias)
+                    a[r, k] = d.M[b, adr, QM] - h * (d.M[b, adr, QH] - dbias)
             x = ti.Vector([d.dof[b, da + r, QFRC_SMOOTH] for r in ti.static(range(6))])
             # Gaussian elimination (the matrix is the positive definite qM block plus an O(h) term)
             for p in ti.static(range(6)):
@@ -221,18 +226,22 @@ def free_body_implicit(m: ti.template(), d: ti.template(), b):
                     v = v - a[p, c] * x[c]
                 x[p] = v / a[p, p]
             for r in ti.static(range(6)):
-                d.dof[b, da + r, QACC_INT] = x[r]
+                d.dof[b, da + r, QACC_FREE] = x[r]
 
 
 @ti.func
 def implicitfast(m: ti.template(), d: ti.template(), b):
     """mj_implicit for implicitfast: qacc = (M - h*qDeriv) \\ qfrc_smooth, then advance."""
-    implicit_matrix(m, d, b)
+    implicit_matrix(m, d, b, True)
     factor_m(m, d, b, QH, QH, QHDIAGINV, False)
     for i in range(m.opt_i[SZ_NV]):
         d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
     solve_m(m, d, b, QH, QHDIAGINV, QACC_INT, False)
-    free_body_implicit(m, d, b)
+    for j in range(m.opt_i[SZ_NJNT]):
+        if m.jnt_i[j, JNT_STANDALONE] != 0:
+            da = m.jnt_i[j, JNT_DOFADR]
+            for r in ti.static(range(6)):
+                d.dof[b, da + r, QACC_INT] = d.dof[b, da + r, QACC_FREE]
     advance_euler(m, d, b)
 
 

@@ -50,17 +50,17 @@ NFRAME_I = 2
 # ----------------------------------------------------------------------------- model: actuators
 ACT_DYNPRM, ACT_GAINPRM, ACT_BIASPRM = 0, 10, 20
 ACT_CTRLRANGE, ACT_FORCERANGE, ACT_ACTRANGE, ACT_GEAR = 30, 32, 34, 36
-ACT_CRANKLENGTH, ACT_WRAPPERIOD = 42, 43  # WRAPPERIOD: > 0 for servos on ball joints (see data.put_model)
-NACT_F = 44
+ACT_CRANKLENGTH, ACT_WRAPPERIOD, ACT_ROWSCALE = 42, 43, 44  # WRAPPERIOD: > 0 for servos on ball joints
+NACT_F = 45
 ACT_TRNTYPE, ACT_DYNTYPE, ACT_GAINTYPE, ACT_BIASTYPE, ACT_TRNID = 0, 1, 2, 3, 4
 ACT_ACTADR, ACT_ACTNUM, ACT_CTRLLIMITED, ACT_FORCELIMITED, ACT_ACTLIMITED, ACT_ACTEARLY = 5, 6, 7, 8, 9, 10
 ACT_TRN_DOFADR, ACT_TRN_QPOSADR = 11, 12  # the transmission joint's dof and qpos address
 ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2 = 13, 14, 15  # see TRNK_*; the moment row in ten_J; slider site
 NACT_I = 16
-# how an actuator's moment is held: one dof (hinge/slide joint: gear), the ball or free joint's dofs
-# (ACTUATOR_MOMENT columns), or a row of ten_J (tendon: its Jacobian; slider-crank: the crank's own row
-# after the tendons), times gear
-TRNK_DOF, TRNK_JOINT, TRNK_ROW = 0, 1, 2
+# how an actuator's moment is held: one dof (a hinge or slide joint: gear), or a row of ten_J times
+# ACT_ROWSCALE (a tendon: its Jacobian times gear[0]; a slider-crank or a ball or free joint: its own row,
+# after the tendons, holding the moment before gear[0] or the whole moment)
+TRNK_DOF, TRNK_ROW = 0, 2
 
 # ----------------------------------------------------------------------------- model: tendons and their wraps
 TEN_STIFFNESS, TEN_DAMPING, TEN_LENGTHSPRING = 0, 1, 2
@@ -81,7 +81,8 @@ NQPOS_F = 2
 OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
 NOPT_F = 9
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
- OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_NTENACT) = range(16)
+ OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
+# OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # per-env strides of the flattened data arrays (elements from one env's rows to the next's; see kernels._Flat)
 (STR_QPOS, STR_QVEL, STR_ACT, STR_CTRL, STR_MOCAP_POS, STR_MOCAP_QUAT, STR_BODY, STR_JNT, STR_DOF, STR_M, STR_GEOM,
  STR_SITE, STR_ACTU, STR_RK, STR_TEN, STR_TEN_J) = range(16, 32)
@@ -101,20 +102,19 @@ NDJNT = 6
 CDOF, CDOF_DOT = 0, 6
 QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR, QFRC_SMOOTH, QACC_SMOOTH = 12, 13, 14, 15, 16
 QLDIAGINV, QFRC_GRAVCOMP, QFRC_SPRING, QFRC_DAMPER = 17, 18, 19, 20
-QDERIV_DIAG, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
+QACC_FREE, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
 QFRC_FLUID = 24
-JACDIF = 25  # 3 columns: scratch for a difference of point Jacobians (spatial tendons, slider-cranks)
-JACAXIS = 28  # 3 columns: scratch for the Jacobian of a rotating axis (slider-cranks)
-NDDOF = 31
+NDDOF = 25
 
 # ----------------------------------------------------------------------------- data: mass matrix [B, nM, NDM]
-QM, QLD, QH, QDERIV = 0, 1, 2, 3  # QDERIV: qDeriv reduced to qM's sparsity (implicit integration)
-NDM = 4
+QM, QLD, QH = 0, 1, 2  # QH holds qDeriv (reduced to qM's sparsity) while implicit integration builds it
+NDM = 3
 
 # ----------------------------------------------------------------------------- data: tendons [B, ntendon, NDTEN]
 TEN_LENGTH, TEN_VELOCITY = 0, 1
 NDTEN = 2
-# ten_J [B, ntendon, nv]: dense tendon Jacobians
+# ten_J [B, rows, nv]: dense tendon Jacobians, then the moment rows of slider-crank and ball/free joint
+# transmissions, then (with spatial tendons or slider-cranks) 6 scratch rows from OPT_JACROW
 
 # ----------------------------------------------------------------------------- data: geoms and sites [B, n, NDFRAME]
 FXPOS, FXMAT = 0, 3
@@ -122,8 +122,7 @@ NDFRAME = 12
 
 # ----------------------------------------------------------------------------- data: actuators [B, nu, NDACT]
 ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACTUATOR_FORCE, ACTUATOR_CTRL = 0, 1, 2, 3
-ACTUATOR_MOMENT = 4  # 6 columns: the moment of a ball (3) or free (6) joint transmission
-NDACT = 10
+NDACT = 4
 
 # ----------------------------------------------------------------------------- disable bits (mjtDisableBit)
 DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 5, 1 << 6, 1 << 7

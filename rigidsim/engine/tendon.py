@@ -14,7 +14,7 @@ import taichi as ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
     BODY_DOFADR, BODY_DOFNUM, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_PARENTID, DSBL_DAMPER, DSBL_SPRING, FXPOS,
-    JACAXIS, JACDIF, JNT_DOFADR, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
+    JNT_DOFADR, OPT_JACROW, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
     TEN_ADR, TEN_DAMPING, TEN_FIXED, TEN_LENGTH, TEN_LENGTHSPRING, TEN_NUM, TEN_STIFFNESS, TEN_VELOCITY,
     WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_PULLEY, WRAP_TYPE,
 )
@@ -43,34 +43,37 @@ def dot_n(a: ti.template(), ia, b: ti.template(), ib, n):
 
 @ti.func
 def add_point_jacobian(m: ti.template(), d: ti.template(), b, body, point, sign):
-    """d.dof[:, JACDIF:+3] += sign * (translational Jacobian of `point` on `body`) over its dof chain (mj_jac)."""
+    """Scratch rows 0-2 of ten_J (from OPT_JACROW) += sign * (the translational Jacobian of `point` on `body`)
+    over its dof chain (mj_jac)."""
     bb = body
     while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
         bb = m.body_i[bb, BODY_PARENTID]
     if bb > 0:
+        jr = m.opt_i[OPT_JACROW]
         offset = point - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3)
         j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
         while j >= 0:
             cdof = sm.getv(d.dof, b, j, CDOF, 6)
             tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
             for c in ti.static(range(3)):
-                d.dof[b, j, JACDIF + c] = d.dof[b, j, JACDIF + c] + sign * (cdof[3 + c] + tmp[c])
+                d.ten_J[b, jr + c, j] = d.ten_J[b, jr + c, j] + sign * (cdof[3 + c] + tmp[c])
             j = m.dof_i[j, DOF_PARENTID]
 
 
 @ti.func
 def add_axis_jacobian(m: ti.template(), d: ti.template(), b, body, axis):
-    """d.dof[:, JACAXIS:+3] += the Jacobian of `axis` fixed in `body`: cdof_rot x axis over its dof chain
-    (mj_jacPointAxis's axis part)."""
+    """Scratch rows 3-5 of ten_J += the Jacobian of `axis` fixed in `body`: cdof_rot x axis over its dof
+    chain (mj_jacPointAxis's axis part)."""
     bb = body
     while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
         bb = m.body_i[bb, BODY_PARENTID]
     if bb > 0:
+        jr = m.opt_i[OPT_JACROW] + 3
         j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
         while j >= 0:
             r = sm.cross3(ti.Vector([d.dof[b, j, CDOF + c] for c in ti.static(range(3))]), axis)
             for c in ti.static(range(3)):
-                d.dof[b, j, JACAXIS + c] = d.dof[b, j, JACAXIS + c] + r[c]
+                d.ten_J[b, jr + c, j] = d.ten_J[b, jr + c, j] + r[c]
             j = m.dof_i[j, DOF_PARENTID]
 
 
@@ -109,15 +112,16 @@ def tendon(m: ti.template(), d: ti.template(), b):
                     body1 = m.wrap_i[w0 + 1, WRAP_BODYID]
                     if body0 != body1:
                         dif, dnorm = sm.normalize3(dp)
+                        jr = m.opt_i[OPT_JACROW]
                         for k in range(nv):
                             for c in ti.static(range(3)):
-                                d.dof[b, k, JACDIF + c] = 0.0
+                                d.ten_J[b, jr + c, k] = 0.0
                         add_point_jacobian(m, d, b, body1, p1, 1.0)
                         add_point_jacobian(m, d, b, body0, p0, -1.0)
                         inv = 1.0 / divisor
                         for k in range(nv):
-                            jd = sm.getv(d.dof, b, k, JACDIF, 3)
-                            tmp = jd[0] * dif[0] + jd[1] * dif[1] + jd[2] * dif[2]
+                            tmp = d.ten_J[b, jr, k] * dif[0] + d.ten_J[b, jr + 1, k] * dif[1] + \
+                                d.ten_J[b, jr + 2, k] * dif[2]
                             d.ten_J[b, t, k] = d.ten_J[b, t, k] + tmp * inv
                 j += 1
         d.ten[b, t, TEN_LENGTH] = length
