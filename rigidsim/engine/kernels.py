@@ -208,12 +208,19 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                 row = s if nrow > 1 else 0
                 for i in range(nu):
                     d.ctrl[b, i] = ctrl_seq[row, bc, i]
+            # x - x is 0 for finite x and NaN otherwise: one branch per step unless something is bad
+            z = 0.0
             for i in range(nq):
-                if not _check(d.qpos[b, i], 1, b, gs, status):
-                    alive = 0
+                z = z + (d.qpos[b, i] - d.qpos[b, i])
             for i in range(nv):
-                if not _check(d.qvel[b, i], 2, b, gs, status):
-                    alive = 0
+                z = z + (d.qvel[b, i] - d.qvel[b, i])
+            if not (z == 0.0):  # NaN compares unequal to everything
+                for i in range(nq):
+                    if not _check(d.qpos[b, i], 1, b, gs, status):
+                        alive = 0
+                for i in range(nv):
+                    if not _check(d.qvel[b, i], 2, b, gs, status):
+                        alive = 0
         if alive:
             for stage in range(4 if ti.static(integrator == INT_RK4) else 1):
                 if alive:
@@ -222,9 +229,13 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                             rk_prepare(m, d, b, stage)
                     forward(m, d, b, integrator)
                     if stage == 0:
+                        z = 0.0
                         for i in range(nv):
-                            if not _check(d.qacc[b, i], 3, b, gs, status):
-                                alive = 0
+                            z = z + (d.qacc[b, i] - d.qacc[b, i])
+                        if not (z == 0.0):  # NaN compares unequal to everything
+                            for i in range(nv):
+                                if not _check(d.qacc[b, i], 3, b, gs, status):
+                                    alive = 0
                         if alive and record != 0 and gs % every == 0:
                             _record(m, d, b, frames, gs // every - frame0)
                     if ti.static(integrator == INT_RK4):
