@@ -58,6 +58,16 @@ def _ours(mjm, ctrl, n_envs=1, qpos0=None, qvel0=None, every=1):
     return sim, frames
 
 
+def _assert_matches_mujoco(mjm, ctrl, what, qvel0=None, tol=1e-8):
+    """Our single-env rollout of `ctrl` keeps qpos within `tol` of mj_step's at every step."""
+    ref = _mujoco_traj(mjm, ctrl, qvel0=qvel0)
+    _, frames = _ours(mjm, ctrl, qvel0=qvel0)
+    got = np.array([f["qpos"][0] for f in frames])
+    assert got.shape == ref.shape
+    err = np.abs(got - ref).max()
+    assert err < tol, f"{what} integrator {mjm.opt.integrator}: max |dqpos| {err:.3g}"
+
+
 def _load(rel, integrator=None):
     mjm = without_constraints(mujoco.MjModel.from_xml_path(str(shared_model(rel))))
     if integrator is not None:
@@ -75,12 +85,7 @@ def test_dm_control_trajectory_matches_mujoco(name, integrator):
     mjm = _load(f"dm_control/{name}.xml", integrator)
     n = 1000
     ctrl = _controls(mjm, n)
-    ref = _mujoco_traj(mjm, ctrl)
-    _, frames = _ours(mjm, ctrl)
-    got = np.array([f["qpos"][0] for f in frames])
-    assert got.shape == ref.shape
-    err = np.abs(got - ref).max()
-    assert err < 1e-8, f"{name} integrator {mjm.opt.integrator}: max |dqpos| {err:.3g}"
+    _assert_matches_mujoco(mjm, ctrl, name)
 
 
 # scenes with tendons, tendon actuators and fluid forces, with the integrator each asks for
@@ -93,11 +98,7 @@ def test_tendon_and_fluid_trajectory_matches_mujoco(rel):
     mjm = _load(rel)
     n = 1000
     ctrl = _controls(mjm, n, seed=5)
-    ref = _mujoco_traj(mjm, ctrl)
-    _, frames = _ours(mjm, ctrl)
-    got = np.array([f["qpos"][0] for f in frames])
-    err = np.abs(got - ref).max()
-    assert err < 1e-8, f"{rel} integrator {mjm.opt.integrator}: max |dqpos| {err:.3g}"
+    _assert_matches_mujoco(mjm, ctrl, rel)
 
 
 @pytest.mark.parametrize("integrator,fluid", [(EULER, True), (RK4, True), (IMPLICITFAST, False)])
@@ -110,11 +111,7 @@ def test_inline_tendon_trajectory_matches_mujoco(integrator, fluid):
     mjm.opt.integrator = integrator
     n = 500
     ctrl = _controls(mjm, n, seed=integrator)
-    ref = _mujoco_traj(mjm, ctrl)
-    _, frames = _ours(mjm, ctrl)
-    got = np.array([f["qpos"][0] for f in frames])
-    err = np.abs(got - ref).max()
-    assert err < 1e-8, f"integrator {integrator}: max |dqpos| {err:.3g}"
+    _assert_matches_mujoco(mjm, ctrl, "inline")
 
 
 @pytest.mark.parametrize("integrator", [EULER, IMPLICITFAST, RK4])
@@ -124,11 +121,7 @@ def test_inline_transmission_trajectory_matches_mujoco(integrator):
     mjm = without_constraints(mujoco.MjModel.from_xml_string(TRANSMISSION_XML))
     mjm.opt.integrator = integrator
     ctrl = _controls(mjm, 500, seed=integrator + 20)
-    ref = _mujoco_traj(mjm, ctrl)
-    _, frames = _ours(mjm, ctrl)
-    got = np.array([f["qpos"][0] for f in frames])
-    err = np.abs(got - ref).max()
-    assert err < 1e-8, f"integrator {integrator}: max |dqpos| {err:.3g}"
+    _assert_matches_mujoco(mjm, ctrl, "inline")
 
 
 def test_ball_servo_setpoint_wraps_as_mujoco():
@@ -167,11 +160,7 @@ def test_spinning_free_bodies_match_mujoco(integrator):
     mjm.opt.integrator = integrator
     rng = np.random.default_rng(2)
     qvel0 = rng.normal(size=mjm.nv) * 6
-    ref = _mujoco_traj(mjm, np.zeros((300, 0)), qvel0=qvel0)
-    _, frames = _ours(mjm, np.zeros((300, 0)), qvel0=qvel0)
-    got = np.array([f["qpos"][0] for f in frames])
-    err = np.abs(got - ref).max()
-    assert err < 1e-8, f"integrator {integrator}: max |dqpos| {err:.3g}"
+    _assert_matches_mujoco(mjm, np.zeros((300, 0)), "spinning", qvel0=qvel0)
 
 
 @pytest.mark.parametrize("integrator", [EULER, IMPLICITFAST, RK4])
@@ -180,10 +169,7 @@ def test_inline_trajectory_matches_mujoco(integrator):
     mjm.opt.integrator = integrator
     n = 500
     ctrl = _controls(mjm, n, seed=integrator)
-    ref = _mujoco_traj(mjm, ctrl)
-    _, frames = _ours(mjm, ctrl)
-    got = np.array([f["qpos"][0] for f in frames])
-    assert np.abs(got - ref).max() < 1e-8
+    _assert_matches_mujoco(mjm, ctrl, "inline")
 
 
 def test_batch_envs_evolve_bitwise_as_single_runs():

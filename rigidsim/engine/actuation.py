@@ -24,7 +24,7 @@ from rigidsim.engine.layout import (
     ACT_CRANKLENGTH, ACT_ROWSCALE, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, FRAME_BODYID, FXMAT, FXPOS, OPT_JACROW,
     TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRNK_DOF, ACT_WRAPPERIOD,
 )
-from rigidsim.engine.tendon import add_axis_jacobian, add_point_jacobian
+from rigidsim.engine.support import add_axis_jacobian, add_point_jacobian
 from rigidsim.engine.passive import gravity_on
 
 

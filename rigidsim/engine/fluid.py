@@ -12,39 +12,13 @@ The ellipsoid model (geom fluidshape) is refused at load.
 import taichi as ti
 
 from rigidsim.engine import math as sm
+from rigidsim.engine.support import apply_ft
 from rigidsim.engine.layout import (
-    BODY_DOFADR, BODY_DOFNUM, BODY_INERTIA, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CDOF, CVEL, DOF_PARENTID,
-    MINVAL, OPT_DENSITY, OPT_VISCOSITY, OPT_WIND, QFRC_FLUID, SUBTREE_COM, SZ_NBODY, XIMAT, XIPOS,
+    BODY_INERTIA, BODY_MASS, BODY_ROOTID, CVEL, MINVAL, OPT_DENSITY, OPT_VISCOSITY, OPT_WIND, QFRC_FLUID,
+    SUBTREE_COM, SZ_NBODY, XIMAT, XIPOS,
 )
 
 PI = 3.14159265358979323846
-
-
-@ti.func
-def mat_t_vec3(mat, v):
-    """mat' @ v, mat a row-major 9-vector."""
-    return ti.Vector([mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
-                      mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
-                      mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2]])
-
-
-@ti.func
-def apply_ft(m: ti.template(), d: ti.template(), b, body, point, force, torque, col):
-    """d.dof[:, col] += jacp' force + jacr' torque at `point` on `body` (mj_applyFT)."""
-    bb = body
-    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
-        bb = m.body_i[bb, BODY_PARENTID]
-    if bb > 0:
-        offset = point - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3)
-        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
-        while j >= 0:
-            cdof = sm.getv(d.dof, b, j, CDOF, 6)
-            ang = ti.Vector([cdof[0], cdof[1], cdof[2]])
-            tmp = sm.cross3(ang, offset)
-            jacp = ti.Vector([cdof[3] + tmp[0], cdof[4] + tmp[1], cdof[5] + tmp[2]])
-            f = d.dof[b, j, col] + (jacp[0] * force[0] + jacp[1] * force[1] + jacp[2] * force[2])
-            d.dof[b, j, col] = f + (ang[0] * torque[0] + ang[1] * torque[1] + ang[2] * torque[2])
-            j = m.dof_i[j, DOF_PARENTID]
 
 
 @ti.func
@@ -71,8 +45,8 @@ def fluid(m: ti.template(), d: ti.template(), b):
                 dif = xipos - sm.getv(d.body, b, m.body_i[i, BODY_ROOTID], SUBTREE_COM, 3)
                 c = sm.cross3(dif, ang)
                 lin = ti.Vector([cvel[3] - c[0], cvel[4] - c[1], cvel[5] - c[2]])
-                lang = mat_t_vec3(ximat, ang)
-                llin = mat_t_vec3(ximat, lin) - mat_t_vec3(ximat, wind)
+                lang = sm.rot_vec_mat_t(ang, ximat)
+                llin = sm.rot_vec_mat_t(lin, ximat) - sm.rot_vec_mat_t(wind, ximat)
                 lfrc_t = sm.zero3()
                 lfrc_f = sm.zero3()
                 if viscosity > 0.0:
@@ -88,5 +62,6 @@ def fluid(m: ti.template(), d: ti.template(), b):
                     lfrc_t[0] = lfrc_t[0] - (density * box[0] * (b4[1] + b4[2]) * ti.abs(lang[0]) * lang[0] / 64.0)
                     lfrc_t[1] = lfrc_t[1] - (density * box[1] * (b4[0] + b4[2]) * ti.abs(lang[1]) * lang[1] / 64.0)
                     lfrc_t[2] = lfrc_t[2] - (density * box[2] * (b4[0] + b4[1]) * ti.abs(lang[2]) * lang[2] / 64.0)
-                apply_ft(m, d, b, i, xipos, sm.rot_vec_mat(lfrc_f, ximat), sm.rot_vec_mat(lfrc_t, ximat), QFRC_FLUID)
+                apply_ft(m, d, b, i, xipos, sm.rot_vec_mat(lfrc_f, ximat), sm.rot_vec_mat(lfrc_t, ximat), QFRC_FLUID,
+                         True)
     return on

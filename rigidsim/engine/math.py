@@ -196,6 +196,14 @@ def rot_vec_mat(v, mat):
                       mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2]])
 
 
+@ti.func
+def rot_vec_mat_t(v, mat):
+    """mat' @ v, mat a row-major 9-vector."""
+    return ti.Vector([mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
+                      mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
+                      mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2]])
+
+
 # ----------------------------------------------------------------------------- spatial algebra
 
 

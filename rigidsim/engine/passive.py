@@ -12,12 +12,12 @@ import taichi as ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.fluid import fluid
+from rigidsim.engine.support import apply_ft
 from rigidsim.engine.tendon import tendon_springdamper
 from rigidsim.engine.layout import (
-    BODY_DOFADR, BODY_DOFNUM, BODY_GRAVCOMP, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_DAMPING,
-    DOF_PARENTID, DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE,
-    JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_NGRAVCOMP, QFRC_DAMPER,
-    QFRC_FLUID, QFRC_GRAVCOMP, QFRC_PASSIVE, QFRC_SPRING, QPOS_SPRING, SUBTREE_COM, SZ_NBODY, SZ_NJNT, SZ_NV, XIPOS,
+    BODY_GRAVCOMP, BODY_MASS, DOF_DAMPING, DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_ACTGRAVCOMP, JNT_BALL,
+    JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_NGRAVCOMP,
+    QFRC_DAMPER, QFRC_FLUID, QFRC_GRAVCOMP, QFRC_PASSIVE, QFRC_SPRING, QPOS_SPRING, SZ_NBODY, SZ_NJNT, SZ_NV, XIPOS,
 )
 
 
@@ -26,23 +26,6 @@ def gravity_on(m: ti.template()):
     """Gravity is enabled and nonzero."""
     g = ti.Vector([m.opt_f[OPT_GRAVITY], m.opt_f[OPT_GRAVITY + 1], m.opt_f[OPT_GRAVITY + 2]])
     return (m.opt_i[OPT_DISABLEFLAGS] & DSBL_GRAVITY) == 0 and (g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0)
-
-
-@ti.func
-def apply_force_at(m: ti.template(), d: ti.template(), b, body, point, force, col):
-    """d.dof[:, col] += J(point on body)' force, over the dof chain of `body` (mj_applyFT, no torque)."""
-    bb = body
-    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
-        bb = m.body_i[bb, BODY_PARENTID]
-    if bb > 0:
-        offset = point - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3)
-        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
-        while j >= 0:
-            cdof = sm.getv(d.dof, b, j, CDOF, 6)
-            tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
-            jacp = ti.Vector([cdof[3] + tmp[0], cdof[4] + tmp[1], cdof[5] + tmp[2]])
-            d.dof[b, j, col] = d.dof[b, j, col] + (jacp[0] * force[0] + jacp[1] * force[1] + jacp[2] * force[2])
-            j = m.dof_i[j, DOF_PARENTID]
 
 
 @ti.func
@@ -59,7 +42,7 @@ def gravcomp(m: ti.template(), d: ti.template(), b):
             if gc != 0.0:
                 has = 1
                 force = g * (-(m.body_f[i, BODY_MASS] * gc))
-                apply_force_at(m, d, b, i, sm.getv(d.body, b, i, XIPOS, 3), force, QFRC_GRAVCOMP)
+                apply_ft(m, d, b, i, sm.getv(d.body, b, i, XIPOS, 3), force, force, QFRC_GRAVCOMP, False)
     return has
 
 

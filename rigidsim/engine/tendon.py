@@ -12,11 +12,11 @@ geoms is refused at load (`data.check_supported`).
 import taichi as ti
 
 from rigidsim.engine import math as sm
+from rigidsim.engine.support import add_point_jacobian
 from rigidsim.engine.layout import (
-    BODY_DOFADR, BODY_DOFNUM, BODY_PARENTID, BODY_ROOTID, CDOF, DOF_PARENTID, DSBL_DAMPER, DSBL_SPRING, FXPOS,
-    JNT_DOFADR, OPT_JACROW, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER, QFRC_SPRING, SUBTREE_COM, SZ_NTENDON, SZ_NV,
-    TEN_ADR, TEN_DAMPING, TEN_FIXED, TEN_LENGTH, TEN_LENGTHSPRING, TEN_NUM, TEN_STIFFNESS, TEN_VELOCITY,
-    WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_PULLEY, WRAP_TYPE,
+    DSBL_DAMPER, DSBL_SPRING, FXPOS, JNT_DOFADR, OPT_JACROW, JNT_QPOSADR, OPT_DISABLEFLAGS, QFRC_DAMPER,
+    QFRC_SPRING, SZ_NTENDON, SZ_NV, TEN_ADR, TEN_DAMPING, TEN_FIXED, TEN_LENGTH, TEN_LENGTHSPRING, TEN_NUM,
+    TEN_STIFFNESS, TEN_VELOCITY, WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_PULLEY, WRAP_TYPE,
 )
 
 
@@ -39,42 +39,6 @@ def dot_n(a: ti.template(), ia, b: ti.template(), ib, n):
         r += a[ia + k] * b[ib + k]
         k += 1
     return r
-
-
-@ti.func
-def add_point_jacobian(m: ti.template(), d: ti.template(), b, body, point, sign):
-    """Scratch rows 0-2 of ten_J (from OPT_JACROW) += sign * (the translational Jacobian of `point` on `body`)
-    over its dof chain (mj_jac)."""
-    bb = body
-    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
-        bb = m.body_i[bb, BODY_PARENTID]
-    if bb > 0:
-        jr = m.opt_i[OPT_JACROW]
-        offset = point - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3)
-        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
-        while j >= 0:
-            cdof = sm.getv(d.dof, b, j, CDOF, 6)
-            tmp = sm.cross3(ti.Vector([cdof[0], cdof[1], cdof[2]]), offset)
-            for c in ti.static(range(3)):
-                d.ten_J[b, jr + c, j] = d.ten_J[b, jr + c, j] + sign * (cdof[3 + c] + tmp[c])
-            j = m.dof_i[j, DOF_PARENTID]
-
-
-@ti.func
-def add_axis_jacobian(m: ti.template(), d: ti.template(), b, body, axis):
-    """Scratch rows 3-5 of ten_J += the Jacobian of `axis` fixed in `body`: cdof_rot x axis over its dof
-    chain (mj_jacPointAxis's axis part)."""
-    bb = body
-    while bb > 0 and m.body_i[bb, BODY_DOFNUM] == 0:
-        bb = m.body_i[bb, BODY_PARENTID]
-    if bb > 0:
-        jr = m.opt_i[OPT_JACROW] + 3
-        j = m.body_i[bb, BODY_DOFADR] + m.body_i[bb, BODY_DOFNUM] - 1
-        while j >= 0:
-            r = sm.cross3(ti.Vector([d.dof[b, j, CDOF + c] for c in ti.static(range(3))]), axis)
-            for c in ti.static(range(3)):
-                d.ten_J[b, jr + c, j] = d.ten_J[b, jr + c, j] + r[c]
-            j = m.dof_i[j, DOF_PARENTID]
 
 
 @ti.func
