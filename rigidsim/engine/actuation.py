@@ -16,16 +16,15 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTEARLY, ACT_ACTLIMITED, ACT_ACTNUM, ACT_ACTRANGE, ACT_BIASPRM, ACT_BIASTYPE, ACT_CTRLLIMITED,
     ACT_CTRLRANGE, ACT_DYNPRM, ACT_DYNTYPE, ACT_FORCELIMITED, ACT_FORCERANGE, ACT_GAINPRM, ACT_GAINTYPE, ACT_GEAR,
-    ACT_TRN_DOFADR, ACT_TRN_QPOSADR, ACTUATOR_CTRL, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY,
-    BIAS_AFFINE, DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTER, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE,
-    GAIN_AFFINE, JNT_ACTFRCLIMITED, JNT_ACTFRCRANGE, JNT_ACTGRAVCOMP, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_TYPE,
-    MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP, OPT_TIMESTEP, QH, QFRC_ACTUATOR, QFRC_GRAVCOMP, SZ_NJNT,
-    SZ_NU, SZ_NV, ACT_TRNID, ACT_TRNTYPE, DOF_MADR, DOF_MROWNNZ, M_COLIND, TEN_LENGTH, TRN_TENDON,
-    ACT_CRANKLENGTH, ACT_ROWSCALE, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, FRAME_BODYID, FXMAT, FXPOS, OPT_JACROW,
-    TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRNK_DOF, ACT_WRAPPERIOD,
+    ACT_TRN_DOFADR, ACT_TRN_QPOSADR, ACTUATOR_CTRL, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BIAS_AFFINE,
+    DSBL_ACTUATION, DSBL_CLAMPCTRL, DYN_FILTER, DYN_FILTEREXACT, DYN_INTEGRATOR, DYN_NONE, GAIN_AFFINE,
+    JNT_ACTFRCLIMITED, JNT_ACTFRCRANGE, JNT_BALL, JNT_DOFADR, JNT_TYPE, MINVAL, OPT_DISABLEFLAGS, OPT_NACTGRAVCOMP,
+    OPT_TIMESTEP, QH, QFRC_ACTUATOR, SZ_NJNT, SZ_NU, SZ_NV, ACT_TRNID, ACT_TRNTYPE, DOF_MADR, DOF_MROWNNZ, M_COLIND,
+    TEN_LENGTH, TRN_TENDON, ACT_CRANKLENGTH, ACT_ROWSCALE, ACT_TRN_KIND, ACT_TRN_ROW, ACT_TRNID2, FRAME_BODYID,
+    FXMAT, FXPOS, OPT_JACROW, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRNK_DOF, ACT_WRAPPERIOD,
 )
 from rigidsim.engine.support import add_axis_jacobian, add_point_jacobian
-from rigidsim.engine.passive import gravity_on
+from rigidsim.engine.passive import add_gravcomp, gravity_on
 
 
 @ti.func
@@ -239,14 +238,7 @@ def fwd_actuation(m: ti.template(), d: ti.template(), b):
                         d.dof[b, k, QFRC_ACTUATOR] = d.dof[b, k, QFRC_ACTUATOR] + (jk * g) * force
         # actuator-level gravity compensation
         if m.opt_i[OPT_NACTGRAVCOMP] > 0 and gravity_on(m):
-            for j in range(m.opt_i[SZ_NJNT]):
-                if m.jnt_i[j, JNT_ACTGRAVCOMP] != 0:
-                    jt = m.jnt_i[j, JNT_TYPE]
-                    n = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
-                    da = m.jnt_i[j, JNT_DOFADR]
-                    for c in range(n):
-                        g = d.dof[b, da + c, QFRC_GRAVCOMP]
-                        d.dof[b, da + c, QFRC_ACTUATOR] = d.dof[b, da + c, QFRC_ACTUATOR] + g
+            add_gravcomp(m, d, b, QFRC_ACTUATOR, 1)
         # joint-level actuator force limits
         for j in range(m.opt_i[SZ_NJNT]):
             if m.jnt_i[j, JNT_ACTFRCLIMITED] != 0:

@@ -47,6 +47,18 @@ def gravcomp(m: ti.template(), d: ti.template(), b):
 
 
 @ti.func
+def add_gravcomp(m: ti.template(), d: ti.template(), b, col, via_actuators):
+    """d.dof[:, col] += qfrc_gravcomp on the dofs of joints whose actuatorgravcomp flag is `via_actuators`."""
+    for j in range(m.opt_i[SZ_NJNT]):
+        if m.jnt_i[j, JNT_ACTGRAVCOMP] == via_actuators:
+            jt = m.jnt_i[j, JNT_TYPE]
+            n = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
+            da = m.jnt_i[j, JNT_DOFADR]
+            for c in range(n):
+                d.dof[b, da + c, col] = d.dof[b, da + c, col] + d.dof[b, da + c, QFRC_GRAVCOMP]
+
+
+@ti.func
 def passive(m: ti.template(), d: ti.template(), b):
     """mj_passive: qfrc_spring, qfrc_damper, qfrc_gravcomp and their sum qfrc_passive."""
     nv = m.opt_i[SZ_NV]
@@ -92,11 +104,4 @@ def passive(m: ti.template(), d: ti.template(), b):
             for i in range(nv):
                 d.dof[b, i, QFRC_PASSIVE] = d.dof[b, i, QFRC_PASSIVE] + d.dof[b, i, QFRC_FLUID]
         if has_gravcomp:
-            for j in range(m.opt_i[SZ_NJNT]):
-                if m.jnt_i[j, JNT_ACTGRAVCOMP] == 0:
-                    jt = m.jnt_i[j, JNT_TYPE]
-                    n = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
-                    da = m.jnt_i[j, JNT_DOFADR]
-                    for c in range(n):
-                        g = d.dof[b, da + c, QFRC_GRAVCOMP]
-                        d.dof[b, da + c, QFRC_PASSIVE] = d.dof[b, da + c, QFRC_PASSIVE] + g
+            add_gravcomp(m, d, b, QFRC_PASSIVE, 0)
