@@ -263,7 +263,16 @@ def factor_m(m: ti.template(), d: ti.template(), b, src, dst, diaginv, simple: t
                 pk = md + (adr_kk + p) * NDM
                 tmp = d.M.arr[pk] * inv_d
                 pi = md + m.m_i[adr_kk + p, M_COLADR] * NDM
-                for c in range(nnz - p):
+                # row i -= tmp * the tail, two entries per iteration (the loops are short: less loop overhead)
+                cnt = nnz - p
+                c = 0
+                while c + 1 < cnt:
+                    a0 = d.M.arr[pi + c * NDM] + (d.M.arr[pk + c * NDM] * (-tmp))
+                    a1 = d.M.arr[pi + (c + 1) * NDM] + (d.M.arr[pk + (c + 1) * NDM] * (-tmp))
+                    d.M.arr[pi + c * NDM] = a0
+                    d.M.arr[pi + (c + 1) * NDM] = a1
+                    c += 2
+                if c < cnt:
                     d.M.arr[pi + c * NDM] = d.M.arr[pi + c * NDM] + (d.M.arr[pk + c * NDM] * (-tmp))
                 d.M.arr[pk] = tmp
 
