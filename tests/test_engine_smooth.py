@@ -3,8 +3,7 @@
 kinematics vs mj_kinematics; qM vs mj_fullM; qfrc_bias, qfrc_passive,
 qfrc_actuator, actuator quantities and qacc vs mj_forward; on an inline
 scene covering every supported feature and on every scene of
-../shared/models the engine supports (the others are skipped with the
-reason the engine gives).
+../shared/models (the engine supports all of them: a refusal fails the test).
 """
 
 from __future__ import annotations
@@ -29,10 +28,7 @@ FWD = ("qfrc_bias", "qfrc_passive", "qfrc_actuator", "qfrc_smooth", "qacc_smooth
 def _sim(mjm, n=B):
     from rigidsim.engine.simulator import Simulator
 
-    try:
-        return Simulator(our_model(mjm), n)
-    except InputError as e:
-        pytest.skip(f"not supported by the engine yet: {e}")
+    return Simulator(our_model(mjm), n)
 
 
 def _states(mjm, seed):
