@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence

@@ -8,7 +8,6 @@ compare our compile with this one.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import h5py
 import numpy as np

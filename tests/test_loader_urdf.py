@@ -366,8 +366,8 @@ def test_undefined_link(tmp_path):
     (f'<mujoco><compiler balanceinertia="true"/></mujoco><link name="a">{I1}</link>', ["balanceinertia"]),
     (f'<link name="world">{I1}</link>', ["'world'", "<inertial>"]),
     (f'<link name="a">{I1}</link><link name="b"><inertial><mass value="1"/></inertial></link>', ["<inertia>"]),
-    (f'<link name="a"><collision><geometry><box size="1 1"/></geometry></collision></link>', ["size", "3"]),
-    (f'<link name="a"><collision><geometry><cone radius="1"/></geometry></collision></link>', ["<cone>"]),
+    ('<link name="a"><collision><geometry><box size="1 1"/></geometry></collision></link>', ["size", "3"]),
+    ('<link name="a"><collision><geometry><cone radius="1"/></geometry></collision></link>', ["<cone>"]),
     (f'<link name="a">{I1}</link><link name="b"><collision><geometry><mesh filename="{PKG}/meshes/blob.stl"/>'
      '</geometry></collision></link><joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>'
      f'<link name="c">{I1}</link><joint name="f" type="fixed"><parent link="b"/><child link="c"/></joint>',
@@ -380,7 +380,7 @@ def test_undefined_link(tmp_path):
     (f'<link name="a">{I1}</link><link name="b"><inertial><mass value="1"/>'
      '<inertia ixx="0" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
      '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>', ["'b'", "positive definite"]),
-    (f'<link name="a"><inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+    ('<link name="a"><inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
      '</inertial></link>', ["'a'", "negative mass"]),
     (f'<link name="a">{I1}</link><link name="b">{I1}</link><joint name="j" type="spherical"><parent link="a"/>'
      '<child link="b"/><limit lower="-0.5" upper="1"/></joint>', ["'j'", "lower must be 0"]),

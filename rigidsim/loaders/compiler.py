@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from typing import Dict, List
 
-import numpy as np
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import model as M

@@ -23,10 +23,9 @@ import copy
 from pathlib import Path
 from typing import Dict, Set
 
-from rigidsim.errors import InputError
 from rigidsim.loaders import model as M
 from rigidsim.loaders import spatial as sp
-from rigidsim.loaders.mjcf_replicate import _ACT_REFS, _EQ_REFS, _OBJTYPES, _SENSOR_REFS
+from rigidsim.loaders.mjcf_replicate import _OBJTYPES, _SENSOR_REFS
 
 MAX_ATTACH_DEPTH = 8
 _COMPILER_KEYS = ("degree", "eulerseq", "autolimits", "inertiafromgeom", "inertiagrouprange", "boundmass",
