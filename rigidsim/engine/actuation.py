@@ -10,7 +10,7 @@ gravity compensation. Everything else is refused at load (`data.check_supported`
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (

@@ -9,7 +9,7 @@ The ellipsoid model (geom fluidshape) is refused at load.
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.support import apply_ft

@@ -16,7 +16,7 @@ The integrator is a compile-time switch (`ti.template`).
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.actuation import (

@@ -11,7 +11,7 @@ the packed arrays (see `layout`).
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import MINVAL
 

@@ -8,7 +8,7 @@ fluid forces (qfrc_fluid, `fluid`). Each part honours its disable bit
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.fluid import fluid

@@ -1,119 +1,76 @@
-"""Taichi, initialised once per process.
+"""The kernel language's runtime (`lang`), initialised once per process.
 
-The floating-point precision of every kernel is Taichi's ``default_fp``,
+The floating-point precision of every kernel is the runtime's ``default_fp``,
 fixed at ``ti.init``; so is the backend. A second `init` with the same
-settings is a no-op; with different ones it raises, since Taichi cannot
-switch them inside one process. Compiled kernels are kept in an offline
-cache (``~/.cache/rigidsim/taichi``, or ``$RIGIDSIM_CACHE_DIR``), so a
-second start skips compilation.
+settings is a no-op; with different ones it raises, since the runtime cannot
+switch them inside one process.
+
+Compiled kernels are kept in an offline cache under ``cache_dir()``
+(``~/.cache/rigidsim/kernels``, or ``$RIGIDSIM_CACHE_DIR``), in a folder
+named after the language's version and a hash of the engine's source files
+(`source_key`): fastcache keys a kernel on its functions' source text, not on
+the module-level layout constants it reads, so any change to any engine file
+starts a new folder and a stale kernel cannot be loaded. The folders of older
+sources are removed once more than `KEEP_FOLDERS` exist.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
-import pickle
+import shutil
 import warnings
 from pathlib import Path
 from typing import Optional, Tuple
 
 _state: Optional[Tuple[int, str]] = None
 
-# quiet: no version banner on import, no "Starting on arch" line on init
-os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "False")
-
 # Kernels pass groups of arrays to ti.funcs as plain Python objects built at
-# compile time; Taichi warns about the constructor call, which is intended.
-warnings.filterwarnings("ignore", message=r".*Calling non-taichi function.*")
+# compile time; the frontend warns about the constructor call, which is intended.
+warnings.filterwarnings("ignore", message=r".*Calling non-(taichi|quadrants) function.*")
+# Fastcache reports each module-level constant a kernel reads (our column layouts) as a "purity"
+# violation: they are covered by the cache folder's source hash (`kernel_cache_path`).
+warnings.filterwarnings("ignore", message=r".*\[PURE\.VIOLATION\].*")
+
+KEEP_FOLDERS = 4  # cache folders of different engine sources kept side by side
+_ENGINE = Path(__file__).resolve().parent
 
 
 def cache_dir() -> Path:
     env = os.environ.get("RIGIDSIM_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "taichi"
+    return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "kernels"
 
 
-def _memoize_source_positions(store: Optional[Path] = None) -> None:
-    """Memoize Taichi 1.7's per-AST-node source-position text.
+def source_key() -> str:
+    """A hash of every source file the kernels are built from: the engine package and the Model contract
+    (whose enums the kernels read as constants)."""
+    h = hashlib.sha256()
+    files = sorted(_ENGINE.glob("*.py"))
+    for extra in (_ENGINE.parent / "model.py", _ENGINE.parent / "loaders" / "model.py"):
+        if extra.is_file():
+            files.append(extra)
+    for f in files:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
 
-    Taichi's frontend formats a "File ..., line ..., ^^^^" message (a TextWrapper over the source lines)
-    for every AST node it transforms, every time a ti.func is inlined; that is about half of the
-    transform of the rollout kernel, which runs on every process start (the offline cache key is
-    computed from its result). The message depends only on the function's file, first line, name and
-    indentation and the node's span, so equal keys give the very same text: compiled code, cache keys
-    and error messages are unchanged.
 
-    With `store`, the memo is also kept on disk next to the offline cache: a warm start then formats no
-    message at all (a third of the transform). Entries are kept per source file with a hash of the file's
-    text, and dropped when the file changes; new entries are written back at exit.
-    """
+def kernel_cache_path() -> Path:
+    """This engine's cache folder: the language, its version and `source_key`."""
+    from rigidsim.engine import lang
+
+    return cache_dir() / f"{lang.DIST}-{lang.VERSION}-{source_key()}"
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Remove all but the KEEP_FOLDERS most recently used cache folders (`keep` is in use now)."""
     try:
-        from taichi.lang.ast import ast_transformer_utils as atu
-    except ImportError:  # pragma: no cover - another Taichi layout
+        folders = [p for p in root.iterdir() if p.is_dir() and p != keep and p.name.count("-") >= 2]
+    except OSError:
         return
-    ctx_cls = getattr(atu, "ASTTransformerContext", None)
-    orig = getattr(ctx_cls, "get_pos_info", None)
-    if orig is None or getattr(orig, "_rigidsim_memo", False):
-        return
-    memo = {}
-    loops = ("For", "While", "FunctionDef", "If")
-    if store is not None:
-        memo.update(_load_positions(store))
-        n_loaded = len(memo)
-        atexit.register(lambda: len(memo) != n_loaded and _save_positions(store, memo))
-
-    def get_pos_info(self, node):
-        kind = node.__class__.__name__
-        key = (self.file, self.lineno_offset, self.func.func.__name__ if self.func is not None else None,
-               self.indent, kind if kind in loops else "", getattr(node, "lineno", None),
-               getattr(node, "end_lineno", None), getattr(node, "col_offset", None),
-               getattr(node, "end_col_offset", None),
-               node.body[0].lineno if kind in loops and getattr(node, "body", None) else None)
-        msg = memo.get(key)
-        if msg is None:
-            msg = memo[key] = orig(self, node)
-        return msg
-
-    get_pos_info._rigidsim_memo = True
-    ctx_cls.get_pos_info = get_pos_info
-
-
-def _file_hash(path, seen: dict):
-    h = seen.get(path)
-    if h is None:
-        try:
-            h = hashlib.sha1(Path(path).read_bytes()).hexdigest()
-        except OSError:
-            h = ""
-        seen[path] = h
-    return h
-
-
-def _load_positions(store: Path) -> dict:
-    """The stored source-position texts whose source files are unchanged."""
-    try:
-        with open(store, "rb") as f:
-            hashes, entries = pickle.load(f)
-    except Exception:  # missing, partial or from another layout: start empty
-        return {}
-    seen: dict = {}
-    ok = {path for path, h in hashes.items() if h and _file_hash(path, seen) == h}
-    return {k: v for k, v in entries.items() if k[0] in ok}
-
-
-def _save_positions(store: Path, memo: dict) -> None:
-    seen: dict = {}
-    hashes = {}
-    for k in memo:
-        if k[0] not in hashes:
-            hashes[k[0]] = _file_hash(k[0], seen)
-    try:
-        tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump((hashes, dict(memo)), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, store)
-    except OSError:  # a read-only cache: the memo still works within the process
-        pass
+    folders.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for p in folders[KEEP_FOLDERS - 1:]:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def init(precision: int = 64, backend: str = "cpu") -> None:
@@ -132,11 +89,15 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     import contextlib
     import io
 
-    import taichi as ti
+    from rigidsim.engine.lang import ti
 
-    path = cache_dir()
+    path = kernel_cache_path()
     path.mkdir(parents=True, exist_ok=True)
-    _memoize_source_positions(path / "source_positions.pkl")
+    try:
+        os.utime(path)  # most recently used, for _prune
+    except OSError:
+        pass
+    _prune(path.parent, path)
     arch = ti.cpu if backend == "cpu" else ti.cuda
     extra = {}
     if backend == "cpu" and os.environ.get("RIGIDSIM_CPU_THREADS"):
@@ -144,9 +105,9 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive
-                # Compile time: Taichi's control-flow-graph optimization passes cost ~7x compile time
-                # on these large serial kernels (rollout: 87 s with them, 12 s without) and buy
-                # nothing measurable at run time; RIGIDSIM_TI_CFG_OPT=1 turns them back on.
+                # Compile time: the control-flow-graph optimization passes cost several times the compile
+                # time of these large serial kernels and buy nothing measurable at run time;
+                # RIGIDSIM_TI_CFG_OPT=1 turns them back on.
                 cfg_optimization=os.environ.get("RIGIDSIM_TI_CFG_OPT", "0") == "1",
                 offline_cache=True, offline_cache_file_path=str(path),
                 log_level=ti.WARN, debug=False, **extra)

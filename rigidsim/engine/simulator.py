@@ -69,7 +69,7 @@ class Simulator:
         a = np.ascontiguousarray(a)
         if self.backend == "cpu":
             return a
-        import taichi as ti
+        from rigidsim.engine.lang import ti
 
         dt = {np.dtype(np.float64): ti.f64, np.dtype(np.float32): ti.f32, np.dtype(np.int32): ti.i32}[a.dtype]
         out = ti.ndarray(dt, a.shape)

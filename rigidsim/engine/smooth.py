@@ -18,7 +18,7 @@ arithmetic without the atomic (tests/test_engine_source.py checks).
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (

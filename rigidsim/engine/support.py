@@ -5,7 +5,7 @@ along dof_parentid): the dofs whose motion moves a point on that body.
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (

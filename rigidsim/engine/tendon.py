@@ -9,7 +9,7 @@ geoms is refused at load (`data.check_supported`).
 """
 
 
-import taichi as ti
+from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.support import add_point_jacobian
