@@ -218,17 +218,20 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
     opt_i[L.OPT_JACROW] = jacrow
-    r = _rows
-    for col, n in ((L.STR_QPOS, r(nq)), (L.STR_QVEL, r(nv)), (L.STR_ACT, r(model.na)), (L.STR_CTRL, r(nu)),
-                   (L.STR_MOCAP_POS, 3 * r(model.nmocap)), (L.STR_MOCAP_QUAT, 4 * r(model.nmocap)),
-                   (L.STR_BODY, L.NDBODY * r(nbody)), (L.STR_JNT, L.NDJNT * r(njnt)), (L.STR_DOF, L.NDDOF * r(nv)),
-                   (L.STR_M, L.NDM * r(model.nM)), (L.STR_GEOM, L.NDFRAME * r(ngeom)),
-                   (L.STR_SITE, L.NDFRAME * r(nsite)), (L.STR_ACTU, L.NDACT * r(nu)), (L.STR_RK, r(rk_width(model))),
-                   (L.STR_TEN, L.NDTEN * r(nrow)), (L.STR_TEN_J, r(nrow) * r(nv))):
-        opt_i[col] = n  # as make_data allocates
-    return dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
-                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-                ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, opt_f=opt_f, opt_i=opt_i)
+    sizes = array_sizes(model)
+    for name, rows, cols in L.DATA_ARRAYS:
+        if rows is not None:  # as make_data allocates
+            opt_i[L.STR[name]] = _rows(sizes[rows]) * (_rows(sizes[cols]) if isinstance(cols, str) else cols)
+    out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
+               geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
+               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, opt_f=opt_f, opt_i=opt_i)
+    # the table in layout is the contract: every array present, with its rows and columns
+    for name, rows, cols, kind in L.MODEL_ARRAYS:
+        a = out[name]
+        shape = (cols,) if rows is None else (_rows(sizes[rows]), cols)
+        assert a.shape == shape and a.dtype == (f if kind == "f" else i32), (name, a.shape, shape)
+    assert tuple(out) == L.MODEL_ARGS
+    return out
 
 
 def wrap_period(model: M.Model, i: int) -> float:
@@ -275,22 +278,29 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
+def array_sizes(model: M.Model) -> Dict[str, int]:
+    """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
+    rk (RK4's stage storage per env) and nrow (rows of ten / ten_J: tendons, moment rows, scratch)."""
+    return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
+                njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
+                nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1])
+
+
 def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
-    """Zeroed batched Data arrays, keyed by the kernels' argument names (`kernels.DATA_ARGS`)."""
-    B, f = int(n_envs), fdtype
-    r = _rows
-    return dict(
-        qpos=np.zeros((B, r(model.nq)), f), qvel=np.zeros((B, r(model.nv)), f), act=np.zeros((B, r(model.na)), f),
-        ctrl=np.zeros((B, r(model.nu)), f), qacc=np.zeros((B, r(model.nv)), f), time=np.zeros(B, f),
-        mocap_pos=np.zeros((B, r(model.nmocap), 3), f), mocap_quat=np.zeros((B, r(model.nmocap), 4), f),
-        body=np.zeros((B, r(model.nbody), L.NDBODY), f), jnt=np.zeros((B, r(model.njnt), L.NDJNT), f),
-        dof=np.zeros((B, r(model.nv), L.NDDOF), f), M=np.zeros((B, r(model.nM), L.NDM), f),
-        geom=np.zeros((B, r(model.ngeom), L.NDFRAME), f), site=np.zeros((B, r(model.nsite), L.NDFRAME), f),
-        actu=np.zeros((B, r(model.nu), L.NDACT), f), act_dot=np.zeros((B, r(model.na)), f),
-        rk=np.zeros((B, r(rk_width(model))), f),
-        ten=np.zeros((B, r(moment_rows(model)[1]), L.NDTEN), f),
-        ten_J=np.zeros((B, r(moment_rows(model)[1]), r(model.nv)), f),
-    )
+    """Zeroed batched Data arrays as `layout.DATA_ARRAYS` lists them, keyed by the kernels' argument names:
+    [B] for one value per env, [B, rows] for one column, else [B, rows, columns]."""
+    B = int(n_envs)
+    sizes = array_sizes(model)
+    out = {}
+    for name, rows, cols in L.DATA_ARRAYS:
+        if rows is None:
+            shape = (B,)
+        elif cols == 1:
+            shape = (B, _rows(sizes[rows]))
+        else:
+            shape = (B, _rows(sizes[rows]), _rows(sizes[cols]) if isinstance(cols, str) else cols)
+        out[name] = np.zeros(shape, fdtype)
+    return out
 
 
 # name -> (data array, first column or None for a plain array, width, size name, trailing shape)

@@ -18,8 +18,8 @@ the kernel's own inputs and outputs.
 """
 
 
-import taichi as ti
-from taichi.lang import impl
+from rigidsim.engine.lang import ti
+from rigidsim.engine.lang import impl, kernel
 
 from rigidsim.engine import layout as L
 from rigidsim.engine import math as sm
@@ -59,53 +59,48 @@ class _Flat:
         return impl.subscript(None, self.arr, flat)
 
 
-def _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i, qpos_f,
-           ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i):
-    """The model group (called while compiling, inside the env loop)."""
-    return _Group(body_f=_Flat(body_f, L.NBODY_F), body_i=_Flat(body_i, L.NBODY_I), jnt_f=_Flat(jnt_f, L.NJNT_F),
-                  jnt_i=_Flat(jnt_i, L.NJNT_I), dof_f=_Flat(dof_f, L.NDOF_F), dof_i=_Flat(dof_i, L.NDOF_I),
-                  m_i=_Flat(m_i, L.NM_I), geom_f=_Flat(geom_f, L.NFRAME_F), geom_i=_Flat(geom_i, L.NFRAME_I),
-                  site_f=_Flat(site_f, L.NFRAME_F), site_i=_Flat(site_i, L.NFRAME_I), act_f=_Flat(act_f, L.NACT_F),
-                  act_i=_Flat(act_i, L.NACT_I), qpos_f=_Flat(qpos_f, L.NQPOS_F), ten_f=_Flat(ten_f, L.NTEN_F),
-                  ten_i=_Flat(ten_i, L.NTEN_I), wrap_f=_Flat(wrap_f, L.NWRAP_F), wrap_i=_Flat(wrap_i, L.NWRAP_I),
-                  opt_f=opt_f, opt_i=opt_i)
+def _model(*arrays):
+    """The model group (called while compiling, inside the env loop): the arrays of `layout.MODEL_ARRAYS` in
+    its order, each indexed with its columns as the row stride."""
+    g = {}
+    for (name, rows, cols, _), arr in zip(L.MODEL_ARRAYS, arrays):
+        g[name] = arr if rows is None else _Flat(arr, cols)
+    return _Group(**g)
 
 
-def _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site, actu,
-          act_dot, rk, ten, ten_J):
-    """The data group (called while compiling, inside the env loop). Each array's per-env stride is read
-    from opt_i where it is used: an opaque load keeps LLVM's loop-strength reduction and register
-    allocation, most of the cost of loading a cached kernel, far cheaper than strides held in registers
-    across the whole step, at no measurable run-time cost."""
+def _data(opt_i, *arrays):
+    """The data group (called while compiling, inside the env loop): the arrays of `layout.DATA_ARRAYS` in
+    its order. Each array's per-env stride is read from opt_i where it is used: an opaque load keeps LLVM's
+    loop-strength reduction and register allocation, most of the cost of loading a cached kernel, far
+    cheaper than strides held in registers across the whole step, at no measurable run-time cost."""
     def st(k):
         return impl.subscript(None, opt_i, k)
 
-    return _Group(qpos=_Flat(qpos, st(L.STR_QPOS)), qvel=_Flat(qvel, st(L.STR_QVEL)), act=_Flat(act, st(L.STR_ACT)),
-                  ctrl=_Flat(ctrl, st(L.STR_CTRL)), qacc=_Flat(qacc, st(L.STR_QVEL)), time=time,
-                  mocap_pos=_Flat(mocap_pos, st(L.STR_MOCAP_POS), 3),
-                  mocap_quat=_Flat(mocap_quat, st(L.STR_MOCAP_QUAT), 4),
-                  body=_Flat(body, st(L.STR_BODY), L.NDBODY), jnt=_Flat(jnt, st(L.STR_JNT), L.NDJNT),
-                  dof=_Flat(dof, st(L.STR_DOF), L.NDDOF), M=_Flat(M, st(L.STR_M), L.NDM),
-                  geom=_Flat(geom, st(L.STR_GEOM), L.NDFRAME), site=_Flat(site, st(L.STR_SITE), L.NDFRAME),
-                  actu=_Flat(actu, st(L.STR_ACTU), L.NDACT), act_dot=_Flat(act_dot, st(L.STR_ACT)),
-                  rk=_Flat(rk, st(L.STR_RK)), ten=_Flat(ten, st(L.STR_TEN), L.NDTEN),
-                  ten_J=_Flat(ten_J, st(L.STR_TEN_J), impl.subscript(None, opt_i, L.SZ_NV)))
+    g = {}
+    for (name, rows, cols), arr in zip(L.DATA_ARRAYS, arrays):
+        if rows is None:
+            g[name] = arr
+        elif cols == 1:
+            g[name] = _Flat(arr, st(L.STR[name]))
+        else:
+            g[name] = _Flat(arr, st(L.STR[name]), st(L.SZ_OF[cols]) if isinstance(cols, str) else cols)
+    return _Group(**g)
 
 
-MODEL_ARGS = ("body_f", "body_i", "jnt_f", "jnt_i", "dof_f", "dof_i", "m_i", "geom_f", "geom_i", "site_f", "site_i",
-              "act_f", "act_i", "qpos_f", "ten_f", "ten_i", "wrap_f", "wrap_i", "opt_f", "opt_i")
-DATA_ARGS = ("qpos", "qvel", "act", "ctrl", "qacc", "time", "mocap_pos", "mocap_quat", "body", "jnt", "dof", "M",
-             "geom", "site", "actu", "act_dot", "rk", "ten", "ten_J")
+MODEL_ARGS, DATA_ARGS = L.MODEL_ARGS, L.DATA_ARGS
 
 
-@ti.kernel
+@kernel
 def kinematics_kernel(
+    # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
+    opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    # <<< generated
     # In:
     spread: ti.i32,
 ):
@@ -113,21 +108,26 @@ def kinematics_kernel(
         if i % spread == 0:
             b = i // spread
             kinematics(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk, ten, ten_J),
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J),
+                # <<< generated
                 b, True)
 
 
-@ti.kernel
+@kernel
 def forward_kernel(
+    # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
+    opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    # <<< generated
     # In:
     spread: ti.i32, integrator: ti.template(),
 ):
@@ -135,10 +135,12 @@ def forward_kernel(
         if i % spread == 0:
             b = i // spread
             forward(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk, ten, ten_J),
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J),
+                # <<< generated
                 b, integrator)
 
 
@@ -247,14 +249,17 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                 integrate(m, d, b, integrator)
 
 
-@ti.kernel
+@kernel
 def rollout_kernel(
+    # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
+    opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    # <<< generated
     # In:
     spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
     use_ctrl: ti.i32, record: ti.i32, integrator: ti.template(),
@@ -265,8 +270,10 @@ def rollout_kernel(
         if i % spread == 0:
             b = i // spread
             _rollout_env(
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                       qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                      actu, act_dot, rk, ten, ten_J),
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J),
+                # <<< generated
                 b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

@@ -83,10 +83,8 @@ NOPT_F = 9
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
-# per-env strides of the flattened data arrays (elements from one env's rows to the next's; see kernels._Flat)
-(STR_QPOS, STR_QVEL, STR_ACT, STR_CTRL, STR_MOCAP_POS, STR_MOCAP_QUAT, STR_BODY, STR_JNT, STR_DOF, STR_M, STR_GEOM,
- STR_SITE, STR_ACTU, STR_RK, STR_TEN, STR_TEN_J) = range(16, 32)
-NOPT_I = 32
+# from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
+OPT_STRIDES = 16
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -156,3 +154,42 @@ def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int):
         out[k] = (off, n, shape)
         off += n
     return out, off
+
+
+# ----------------------------------------------------------------------------- the kernels' array arguments
+# One line per array. Every kernel takes these arrays, in this order, flattened to 1-D (kernels._Flat):
+# `data.put_model` fills the model arrays and `data.make_data` allocates the data arrays from these tables,
+# and kernels.py's argument lists are generated from them (`python -m rigidsim.engine.kernel_args`; a test
+# fails when they are out of date). Rows and columns name a size of `data.array_sizes` or are constants;
+# every array has at least one row (kernels take no empty arrays).
+
+# data, env axis first: (name, rows per env or None for one value per env, columns: 1 for a [B, rows] array)
+DATA_ARRAYS = (
+    ("qpos", "nq", 1), ("qvel", "nv", 1), ("act", "na", 1), ("ctrl", "nu", 1), ("qacc", "nv", 1),
+    ("time", None, 1),
+    ("mocap_pos", "nmocap", 3), ("mocap_quat", "nmocap", 4),
+    ("body", "nbody", NDBODY), ("jnt", "njnt", NDJNT), ("dof", "nv", NDDOF), ("M", "nM", NDM),
+    ("geom", "ngeom", NDFRAME), ("site", "nsite", NDFRAME), ("actu", "nu", NDACT), ("act_dot", "na", 1),
+    ("rk", "nrk", 1), ("ten", "nrow", NDTEN), ("ten_J", "nrow", "nv"),
+)
+# opt_i column of each data array's per-env stride (elements from one env's rows to the next's)
+STR = {a[0]: OPT_STRIDES + k for k, a in enumerate(x for x in DATA_ARRAYS if x[1] is not None)}
+NOPT_I = OPT_STRIDES + len(STR)
+# size names of columns read at run time from opt_i
+SZ_OF = {"nv": SZ_NV}
+
+# model: (name, rows or None for a single row, columns, 'f' for floats or 'i' for int32)
+MODEL_ARRAYS = (
+    ("body_f", "nbody", NBODY_F, "f"), ("body_i", "nbody", NBODY_I, "i"),
+    ("jnt_f", "njnt", NJNT_F, "f"), ("jnt_i", "njnt", NJNT_I, "i"),
+    ("dof_f", "nv", NDOF_F, "f"), ("dof_i", "nv", NDOF_I, "i"), ("m_i", "nM", NM_I, "i"),
+    ("geom_f", "ngeom", NFRAME_F, "f"), ("geom_i", "ngeom", NFRAME_I, "i"),
+    ("site_f", "nsite", NFRAME_F, "f"), ("site_i", "nsite", NFRAME_I, "i"),
+    ("act_f", "nu", NACT_F, "f"), ("act_i", "nu", NACT_I, "i"),
+    ("qpos_f", "nq", NQPOS_F, "f"),
+    ("ten_f", "ntendon", NTEN_F, "f"), ("ten_i", "ntendon", NTEN_I, "i"),
+    ("wrap_f", "nwrap", NWRAP_F, "f"), ("wrap_i", "nwrap", NWRAP_I, "i"),
+    ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
+)
+MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)
+DATA_ARGS = tuple(a[0] for a in DATA_ARRAYS)

@@ -1,0 +1,43 @@
+"""The kernels' array arguments come from one table (engine/layout.py): kernels.py's generated argument
+lists are up to date, and put_model / make_data / the per-env strides in opt_i agree with the table."""
+
+import numpy as np
+
+from rigidsim.engine import data as D
+from rigidsim.engine import kernel_args
+from rigidsim.engine import layout as L
+from rigidsim.loaders import load_scene
+
+
+def test_generated_argument_lists_are_up_to_date():
+    text = kernel_args.KERNELS.read_text()
+    assert "# >>> generated: signature" in text and "# >>> generated: groups" in text
+    assert kernel_args.render(text) == text, "run: python -m rigidsim.engine.kernel_args"
+
+
+def test_render_follows_the_table(monkeypatch):
+    """A new table line appears in every generated signature and group call."""
+    text = kernel_args.KERNELS.read_text()
+    monkeypatch.setattr(L, "DATA_ARGS", L.DATA_ARGS + ("efc_J",))
+    new = kernel_args.render(text)
+    n_kernels = text.count("# >>> generated: signature")
+    assert new.count("efc_J: ND,") == n_kernels
+    assert new.count("rk, ten, ten_J, efc_J),") == text.count("# >>> generated: groups")
+
+
+def test_arrays_and_strides_follow_the_table():
+    model = load_scene("chain")
+    mp = D.put_model(model, np.float64)
+    assert tuple(mp) == L.MODEL_ARGS
+    d = D.make_data(model, 3, np.float64)
+    assert tuple(d) == L.DATA_ARGS
+    opt_i = mp["opt_i"]
+    for name, rows, cols in L.DATA_ARRAYS:
+        a = d[name]
+        assert a.shape[0] == 3
+        if rows is None:
+            assert a.shape == (3,)
+        else:
+            # the stride a kernel uses to go from env b's rows to env b + 1's is the array's per-env size
+            assert opt_i[L.STR[name]] == a[0].size, name
+    assert len(set(L.STR.values())) == len(L.STR) and max(L.STR.values()) < L.NOPT_I
