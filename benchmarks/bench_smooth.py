@@ -1,6 +1,7 @@
 """Smooth-dynamics throughput: rigidsim's rollout kernel against mujoco.rollout, same run, same threads.
 
     python benchmarks/bench_smooth.py [--threads 2] [--repeats 3] [--batches 1,64,1024] [--quick]
+        [--baseline-root DIR --baseline-python PY] [--variants]
 
 For dm_control humanoid and cheetah with constraints disabled (DSBL_CONSTRAINT),
 env-steps per second for each batch size B, median of repeats, for
@@ -11,6 +12,13 @@ sees: the wall time of a fresh ``python -m rigidsim run SCENE --steps 1``
 process (constraints disabled, output to a temporary file), cold with an
 empty ``RIGIDSIM_CACHE_DIR`` and warm with the cache it left, medians of
 ``--startup-repeats`` runs each, against the targets (cold < 30 s, warm < 3 s).
+
+With ``--baseline-root`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/base a93c2f0``)
+and ``--baseline-python`` (a Python with that checkout's dependencies), the same start-ups of the
+baseline run interleaved with ours, each in its own empty cache, and the table prints the ratios
+new / baseline (issue 9's targets: cold <= 0.4x, warm <= 0.5x). ``--variants`` adds the first use of
+each variant a user switches to (euler, implicitfast, rk4, float32) on a copy of the warm cache: what
+switching costs when the default is already compiled.
 """
 
 from __future__ import annotations
@@ -29,35 +37,63 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MODELS = ROOT.parent / "shared" / "models" / "dm_control"
 
-COLD_TARGET_S, WARM_TARGET_S = 30.0, 3.0
 RATIO_TARGET = {1: 0.3, 1024: 1.0}  # issue 4: rigidsim / mujoco.rollout env-steps/s
 
 
-def cli_seconds(path: Path, cache: str, out_dir: str) -> float:
-    """Wall time of a fresh `python -m rigidsim run path --steps 1` process using the Taichi cache `cache`."""
-    env = {**os.environ, "RIGIDSIM_CACHE_DIR": cache, "PYTHONWARNINGS": "ignore"}
+def cli_seconds(path: Path, cache: str, out_dir: str, python: str = sys.executable, root: Path = ROOT,
+                extra=()) -> float:
+    """Wall time of a fresh `python -m rigidsim run path --steps 1` process using the kernel cache `cache`."""
+    env = {**os.environ, "RIGIDSIM_CACHE_DIR": cache, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(root)}
     env.pop("RIGIDSIM_CPU_THREADS", None)  # what a user runs
-    cmd = [sys.executable, "-m", "rigidsim", "run", str(path), "--steps", "1", "--set", "disable_constraint=true",
-           "--out", os.path.join(out_dir, "bench.h5"), "--quiet"]
+    cmd = [python, "-m", "rigidsim", "run", str(path), "--steps", "1", "--set", "disable_constraint=true",
+           "--out", os.path.join(out_dir, "bench.h5"), "--quiet", *extra]
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(cmd, cwd=str(root), env=env, capture_output=True, text=True, timeout=900)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
     return wall
 
 
-def startup(path: Path, repeats: int):
-    """(cold, warm) median seconds: cold runs each start from an empty cache; warm runs reuse the last one's."""
-    colds, warms = [], []
+def startup(path: Path, repeats: int, sides):
+    """{side: (cold, warm)} median seconds for each (name, python, root) side, interleaved: cold runs each
+    start from an empty cache; warm runs reuse the last cold run's cache."""
+    colds = {s[0]: [] for s in sides}
+    warms = {s[0]: [] for s in sides}
+    caches = {}
     with tempfile.TemporaryDirectory(prefix="rigidsim-bench-") as tmp:
         for k in range(repeats):
-            cache = os.path.join(tmp, f"cache{k}")
-            os.makedirs(cache)
-            colds.append(cli_seconds(path, cache, tmp))
+            for name, py, root in sides:
+                cache = caches[name] = os.path.join(tmp, f"{name}-cache{k}")
+                os.makedirs(cache)
+                colds[name].append(cli_seconds(path, cache, tmp, py, root))
         for _ in range(repeats):
-            warms.append(cli_seconds(path, cache, tmp))
-    return float(np.median(colds)), float(np.median(warms))
+            for name, py, root in sides:
+                warms[name].append(cli_seconds(path, caches[name], tmp, py, root))
+    return {n: (float(np.median(colds[n])), float(np.median(warms[n]))) for n in colds}
+
+
+VARIANTS = (("euler", ("--set", "integrator=euler")), ("implicitfast", ("--set", "integrator=implicitfast")),
+            ("rk4", ("--set", "integrator=rk4")), ("float32", ("--precision", "32")))
+
+
+def variants(path: Path, sides):
+    """{side: {variant: seconds}}: the first run of each variant on a copy of a cache that holds the
+    default variant only (one cold run first)."""
+    import shutil
+
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="rigidsim-bench-") as tmp:
+        for name, py, root in sides:
+            base = os.path.join(tmp, f"{name}-base")
+            os.makedirs(base)
+            cli_seconds(path, base, tmp, py, root)
+            out[name] = {}
+            for vname, extra in VARIANTS:
+                cache = os.path.join(tmp, f"{name}-{vname}")
+                shutil.copytree(base, cache)
+                out[name][vname] = cli_seconds(path, cache, tmp, py, root, extra)
+    return out
 
 
 def load(path: Path):
@@ -122,6 +158,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/warm start measurement")
     ap.add_argument("--startup-repeats", type=int, default=3, help="cold and warm CLI starts per model")
     ap.add_argument("--no-throughput", action="store_true", help="only the start-up measurement")
+    ap.add_argument("--baseline-root", help="a checkout of an earlier commit, for the before/after start-up")
+    ap.add_argument("--baseline-python", help="the Python that runs --baseline-root (its dependencies)")
+    ap.add_argument("--variants", action="store_true", help="also time the first use of each variant")
     args = ap.parse_args(argv)
 
     from rich.console import Console
@@ -158,18 +197,40 @@ def main(argv=None) -> int:
         console.print(table)
 
     if not args.no_startup:
-        st = Table(title=f"start-up: fresh `python -m rigidsim run SCENE --steps 1` (median of {args.startup_repeats})")
-        for col in ("model", "cold (empty cache)", "target", "warm (cache it left)", "target", "cold / warm"):
+        sides = [("new", sys.executable, ROOT)]
+        if args.baseline_root:
+            sides.append(("baseline", args.baseline_python or sys.executable, Path(args.baseline_root).resolve()))
+        st = Table(title=f"start-up: fresh `python -m rigidsim run SCENE --steps 1` (median of "
+                         f"{args.startup_repeats}, interleaved)")
+        for col in ("model", "side", "cold (empty cache)", "warm (cache it left)", "cold / warm"):
             st.add_column(col, justify="right")
+        if len(sides) > 1:
+            st.add_column("cold new / baseline", justify="right")
+            st.add_column("warm new / baseline", justify="right")
         for name in args.models.split(","):
-            cold, warm = startup(MODELS / f"{name}.xml", args.startup_repeats)
-
-            def ok(x, t):
-                return f"[green]< {t:g} s ok[/green]" if x < t else f"[red]< {t:g} s[/red]"
-
-            st.add_row(name, f"{cold:.1f} s", ok(cold, COLD_TARGET_S), f"{warm:.2f} s", ok(warm, WARM_TARGET_S),
-                       f"{cold / warm:.1f}x")
+            res = startup(MODELS / f"{name}.xml", args.startup_repeats, sides)
+            for side, _, _ in sides:
+                cold, warm = res[side]
+                row = [name, side, f"{cold:.2f} s", f"{warm:.2f} s", f"{cold / warm:.1f}x"]
+                if len(sides) > 1:
+                    if side == "new":
+                        bc, bw = res["baseline"]
+                        row += [f"{cold / bc:.2f}x (target <= 0.4x)", f"{warm / bw:.2f}x (target <= 0.5x)"]
+                    else:
+                        row += ["", ""]
+                st.add_row(*row)
         console.print(st)
+        if args.variants:
+            vt = Table(title="first use of a variant, the default already compiled (one run each)")
+            vt.add_column("model")
+            vt.add_column("side")
+            for vname, _ in VARIANTS:
+                vt.add_column(vname, justify="right")
+            for name in args.models.split(","):
+                res = variants(MODELS / f"{name}.xml", sides)
+                for side, _, _ in sides:
+                    vt.add_row(name, side, *[f"{res[side][v]:.1f} s" for v, _ in VARIANTS])
+            console.print(vt)
     return 0
 
 
