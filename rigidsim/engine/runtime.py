@@ -105,10 +105,14 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive
-                # Compile time: the control-flow-graph optimization passes cost several times the compile
-                # time of these large serial kernels and buy nothing measurable at run time;
-                # RIGIDSIM_TI_CFG_OPT=1 turns them back on.
-                cfg_optimization=os.environ.get("RIGIDSIM_TI_CFG_OPT", "0") == "1",
+                # Compile time: the language's own IR optimization pipeline (advanced_optimization, and
+                # its control-flow-graph passes) costs more than half the compile time of these large
+                # serial kernels (humanoid rollout, cold: 13.0 s -> 5.5 s without it on a loaded 2-core
+                # VM) and buys nothing measurable at run time, since LLVM's -O3 follows (bench_smooth,
+                # same run: humanoid and cheetah ratios to mujoco.rollout within noise);
+                # RIGIDSIM_TI_ADVANCED_OPT=1 turns it back on.
+                advanced_optimization=os.environ.get("RIGIDSIM_TI_ADVANCED_OPT", "0") == "1",
+                cfg_optimization=os.environ.get("RIGIDSIM_TI_ADVANCED_OPT", "0") == "1",
                 offline_cache=True, offline_cache_file_path=str(path),
                 log_level=ti.WARN, debug=False, **extra)
     _state = (precision, backend)
@@ -117,3 +121,4 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
 def settings() -> Optional[Tuple[int, str]]:
     """(precision, backend) Taichi was initialised with, or None."""
     return _state
+
