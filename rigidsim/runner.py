@@ -194,17 +194,18 @@ def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
+    shape = a.shape  # the file's own shape, for the messages (a is reshaped to 3 axes below)
     per_step = a.ndim >= 2
     if a.ndim == 1:
         a = a[None, None, :]
     elif a.ndim == 2:
         a = a[:, None, :]
     elif a.ndim != 3:
-        raise InputError(f"{p} has shape {a.shape}, expected [nu], [N, nu] or [N, B, nu] with nu={nu}", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}, expected [nu], [N, nu] or [N, B, nu] with nu={nu}", where="--ctrl")
     if a.shape[-1] != nu:
-        raise InputError(f"{p} has shape {a.shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
     if a.ndim == 3 and a.shape[1] not in (1, envs):
-        raise InputError(f"{p} has shape {a.shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
     if per_step and a.shape[0] < steps:
         raise InputError(f"{p} has {a.shape[0]} rows of controls, fewer than --steps {steps}", where="--ctrl")
     if not np.isfinite(a).all():

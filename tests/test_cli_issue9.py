@@ -54,3 +54,23 @@ def test_set_exponent_floats_in_a_list(tmp_path, scene):
     text = assert_clean_error(rigidsim("run", scene, "--set", "gravity=[0,0,-1e1x]", "--out", tmp_path / "b.h5"))
     assert "gravity" in text and "3 finite numbers" in text
     assert not (tmp_path / "b.h5").exists()
+
+
+# ----------------------------------------------------------------------------- 2. --ctrl shapes
+
+@pytest.mark.parametrize("shape", [(100, 3), (3,), (4, 100, 2, 1)])
+def test_ctrl_shape_error_reports_the_files_shape(tmp_path, scene, shape):
+    c = tmp_path / "c.npy"
+    np.save(c, np.zeros(shape))
+    text = assert_clean_error(rigidsim("run", scene, "--ctrl", c, "--steps", "5", "--out", tmp_path / "o.h5"))
+    assert f"{c} has shape {shape}" in text, text
+    assert "(100, 1, 3)" not in text and "(1, 1, 3)" not in text
+    assert "nu=1" in text
+
+
+def test_ctrl_env_axis_error_reports_the_files_shape(tmp_path, scene):
+    c = tmp_path / "c.npy"
+    np.save(c, np.zeros((5, 2, 1)))
+    text = assert_clean_error(rigidsim("run", scene, "--ctrl", c, "--steps", "5", "--envs", "3",
+                                       "--out", tmp_path / "o.h5"))
+    assert f"{c} has shape (5, 2, 1): its env axis is 2, expected 3" in text
