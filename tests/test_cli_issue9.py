@@ -74,3 +74,12 @@ def test_ctrl_env_axis_error_reports_the_files_shape(tmp_path, scene):
     text = assert_clean_error(rigidsim("run", scene, "--ctrl", c, "--steps", "5", "--envs", "3",
                                        "--out", tmp_path / "o.h5"))
     assert f"{c} has shape (5, 2, 1): its env axis is 2, expected 3" in text
+
+
+# ----------------------------------------------------------------------------- 3. --ctrl help
+
+def test_run_help_shows_ctrl_shapes_literally():
+    p = rigidsim("run", "--help")
+    assert p.returncode == 0, p.stderr
+    assert ".npy controls: [nu], [N, nu] or [N, B, nu]." in p.stdout, p.stdout
+    assert "\\[" not in p.stdout
