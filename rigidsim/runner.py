@@ -141,12 +141,10 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
                 out.append(f"contacts ({npairs} geom pairs can collide)")
     if r["use_hibernation"]:
         out.append("use_hibernation")
-    from rigidsim.engine.data import check_supported as engine_check
+    from rigidsim.engine.data import unsupported_features
 
-    try:  # what the engine itself does not build yet (tendons, transmissions, integrators, ...)
-        engine_check(opts.apply(model, r))
-    except InputError as e:
-        out.append(str(e).split(": ", 1)[-1] if e.where else str(e))
+    # what the engine itself does not build yet (tendons, transmissions, integrators, ...), as feature names
+    out += unsupported_features(opts.apply(model, r))
     return out
 
 

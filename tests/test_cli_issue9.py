@@ -83,3 +83,13 @@ def test_run_help_shows_ctrl_shapes_literally():
     assert p.returncode == 0, p.stderr
     assert ".npy controls: [nu], [N, nu] or [N, B, nu]." in p.stdout, p.stdout
     assert "\\[" not in p.stdout
+
+
+# ----------------------------------------------------------------------------- 4. "not supported yet" once
+
+def test_implicit_integrator_refusal_says_it_once(tmp_path, scene):
+    text = assert_clean_error(rigidsim("run", scene, "--set", "integrator=implicit", "--steps", "1",
+                                       "--out", tmp_path / "o.h5"))
+    assert text.count("not supported") == 1, text
+    assert "not supported yet: the implicit integrator (use implicitfast, euler or rk4" in text
+    assert "--set integrator=implicitfast" in text
