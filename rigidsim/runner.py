@@ -123,6 +123,12 @@ def collidable_pairs(model: M.Model, r: Dict[str, Any]) -> int:
     return int(ok.sum()) + int(model.npair)
 
 
+def _listed(model: M.Model, kind: str, ids: np.ndarray, noun: str) -> str:
+    """' (joint a)', ' (joints a, b, c...)': the first three names of `ids`, '...' when there are more."""
+    names = [model.names[kind][k] or f"#{k}" for k in ids[:3]]
+    return f" ({noun}{'s' if len(ids) > 1 else ''} {', '.join(names)}{'...' if len(ids) > 3 else ''})" if names else ""
+
+
 def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
     """Features this scene and these options would need that are not built yet."""
     out = []
@@ -132,9 +138,11 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
             out.append(f"equality constraints ({model.neq} in the scene)")
         if not (flags & M.DSBL_FRICTIONLOSS) and ((model.dof_frictionloss > 0).any() or (model.tendon_frictionloss > 0).any()):
             out.append("joint/tendon friction loss")
-        if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
-            lim = [model.names["jnt"][k] or f"#{k}" for k in np.flatnonzero(model.jnt_limited)[:3]]
-            out.append("joint limits" + (f" (joints {', '.join(lim)}...)" if lim else ""))
+        if r["enable_joint_limit"]:  # MuJoCo's limit flag covers joint and tendon limits alike
+            if model.jnt_limited.any():
+                out.append("joint limits" + _listed(model, "jnt", np.flatnonzero(model.jnt_limited), "joint"))
+            if model.tendon_limited.any():
+                out.append("tendon limits" + _listed(model, "tendon", np.flatnonzero(model.tendon_limited), "tendon"))
         if r["enable_collision"]:
             npairs = collidable_pairs(model, r)
             if npairs:
@@ -148,12 +156,27 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
     return out
 
 
+def constraint_free_sets(model: M.Model, r: Dict[str, Any]) -> List[Dict[str, bool]]:
+    """The --set overrides that make this scene run without the constraints it needs, each checked
+    against `unsupported`: disable_constraint=true first, then enable_collision=false and/or
+    enable_joint_limit=false when contacts and limits are all it needs. Empty when none suffices."""
+    narrow: Dict[str, bool] = {}
+    if r["enable_collision"] and collidable_pairs(model, r):
+        narrow["enable_collision"] = False
+    if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
+        narrow["enable_joint_limit"] = False
+    return [c for c in ({"disable_constraint": True}, narrow) if c and not r["disable_constraint"]
+            and not unsupported(model, {**r, **c})]
+
+
 def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = False) -> None:
     missing = unsupported(model, r)
     if missing:
-        cons = any(m.startswith(("equality", "joint", "contacts")) for m in missing)
-        hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
-                "run with --set disable_constraint=true (or enable_collision=false / enable_joint_limit=false).") if cons else ""
+        sets = [" ".join(f"--set {k}={str(v).lower()}" for k, v in c.items()) for c in constraint_free_sets(model, r)]
+        hint = ""
+        if sets:
+            hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
+                    f"run with {sets[0]}" + (f" (or {sets[1]})" if len(sets) > 1 else "") + ".")
         if model_only_hint:
             hint += " With --steps 0, '--record qpos,qvel,xpos,xquat' writes the model and frame 0 without them."
         raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)

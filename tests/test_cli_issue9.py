@@ -93,3 +93,76 @@ def test_implicit_integrator_refusal_says_it_once(tmp_path, scene):
     assert text.count("not supported") == 1, text
     assert "not supported yet: the implicit integrator (use implicitfast, euler or rk4" in text
     assert "--set integrator=implicitfast" in text
+
+
+ENGINE_GAPS_XML = """<mujoco model="gaps">
+  <option density="1.2" integrator="implicitfast"/>
+  <worldbody>
+    <site name="top" pos="0 0 1"/>
+    <body name="b">
+      <joint name="slider" type="slide" limited="true" range="-1 1"/>
+      <geom size="0.1" contype="0" conaffinity="0"/>
+      <site name="a"/>
+    </body>
+  </worldbody>
+  <tendon><spatial name="rope" armature="0.1"><site site="a"/><site site="top"/></spatial></tendon>
+  <actuator><motor name="sitemotor" site="a" gear="0 0 1 0 0 0"/></actuator>
+</mujoco>
+"""
+
+
+def test_engine_refusals_read_well_embedded(tmp_path):
+    """Every engine gap the loaders let through, listed after one "not supported yet:"; no --set that
+    removes constraints would make this scene run, so none is suggested."""
+    p = tmp_path / "gaps.xml"
+    p.write_text(ENGINE_GAPS_XML)
+    text = assert_clean_error(rigidsim("run", p, "--steps", "1", "--out", tmp_path / "o.h5"))
+    assert text.count("not supported") == 1, text
+    assert (f"{p}: not supported yet: joint limits (joint slider); tendon armature (tendon 'rope'); fluid forces "
+            "(option density/viscosity > 0) with the implicitfast integrator, whose fluid velocity derivatives "
+            "are not built (use euler or rk4, e.g. --set integrator=euler); site and body transmissions "
+            "(actuator 'sitemotor').") in text, text
+    assert "disable_constraint" not in text and "enable_joint_limit" not in text
+
+
+# ----------------------------------------------------------------------------- 5. limits named, hints that run
+
+def _suggested(text: str) -> list:
+    """The --set alternatives of the refusal's hint: [['--set', 'k=v', ...], ...]."""
+    m = re.search(r"without constraints, run with ((?:--set \S+?=\S+? ?)+?)(?: \(or ((?:--set \S+?=\S+? ?)+)\))?\.",
+                  text)
+    assert m, text
+    return [g.split() for g in m.groups() if g]
+
+
+def _runs(tmp_path, path, sets) -> None:
+    out = tmp_path / "run.h5"
+    p = rigidsim("run", path, *sets, "--steps", "2", "--out", out, "--quiet")
+    assert p.returncode == 0, f"{sets}: " + p.stdout + p.stderr
+    with h5py.File(out) as f:
+        assert bool(f.attrs["complete"]) and f["qpos"].shape[0] == 3 and np.isfinite(f["qpos"][:]).all()
+
+
+def test_tendon_limits_are_named_and_the_hints_run(tmp_path):
+    path = shared_model("dm_control/ball_in_cup.xml")
+    text = assert_clean_error(rigidsim("run", path, "--steps", "2", "--out", tmp_path / "o.h5"))
+    assert "tendon limits (tendon string)" in text, text
+    assert "joint limits" not in text  # ball_in_cup's only limit is on its tendon
+    alternatives = _suggested(text)
+    assert alternatives == [["--set", "disable_constraint=true"],
+                            ["--set", "enable_collision=false", "--set", "enable_joint_limit=false"]], text
+    for sets in alternatives:
+        _runs(tmp_path, path, sets)
+
+
+def test_hint_with_equality_constraints_suggests_only_disable_constraint(tmp_path):
+    path = shared_model("dm_control/quadruped.xml")
+    text = assert_clean_error(rigidsim("run", path, "--steps", "2", "--out", tmp_path / "o.h5"))
+    assert "equality constraints" in text and "joint limits (joints yaw_front_left, " in text, text
+    assert _suggested(text) == [["--set", "disable_constraint=true"]], text
+    assert "enable_collision" not in text and "enable_joint_limit" not in text
+    # the narrower options the old hint offered do not make it run
+    text = assert_clean_error(rigidsim("run", path, "--set", "enable_collision=false", "--set",
+                                       "enable_joint_limit=false", "--steps", "2", "--out", tmp_path / "o.h5"))
+    assert "not supported yet: equality constraints" in text
+    _runs(tmp_path, path, ["--set", "disable_constraint=true"])
