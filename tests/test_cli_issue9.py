@@ -166,3 +166,54 @@ def test_hint_with_equality_constraints_suggests_only_disable_constraint(tmp_pat
                                        "enable_joint_limit=false", "--steps", "2", "--out", tmp_path / "o.h5"))
     assert "not supported yet: equality constraints" in text
     _runs(tmp_path, path, ["--set", "disable_constraint=true"])
+
+
+# ----------------------------------------------------------------------------- 6. URDF <collision><material>
+
+MATERIAL_URDF = """<?xml version="1.0"?>
+<robot name="matbot">
+  <material name="blue"><color rgba="0 0 1 1"/></material>
+  <link name="base">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.2 0.2 0.2"/></geometry><material name="blue"/></collision>
+  </link>
+  <link name="arm">
+    <inertial><origin xyz="0 0 0.25"/><mass value="0.5"/>
+      <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><cylinder radius="0.05" length="0.5"/></geometry><material name="blue"/></visual>
+    <collision name="arm_geom"><origin xyz="0 0 0.25" rpy="0.1 0 0"/>
+      <geometry><cylinder radius="0.05" length="0.5"/></geometry>
+      <material name="red"><color rgba="1 0 0 1"/></material></collision>
+  </link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.1" rpy="0 0.3 0"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="5" velocity="1"/></joint>
+</robot>
+"""
+
+
+def test_urdf_material_inside_collision_is_ignored(tmp_path):
+    urdf = tmp_path / "matbot.urdf"
+    urdf.write_text(MATERIAL_URDF)
+    out = tmp_path / "m.h5"
+    p = rigidsim("run", urdf, "--steps", "0", "--record", "qpos,qvel,xpos,xquat", "--out", out, "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    with h5py.File(out) as f:
+        g = f["model"]
+        assert list(g["body_names"].asstr()[:]) == ["world", "arm"]  # base is fused into the world
+        assert list(g["joint_names"].asstr()[:]) == ["shoulder"]
+        assert g.attrs["ngeom"] == 2 and f["qpos"].shape == (1, 1, 1)
+        xpos = f["xpos"][0, 0]
+    if importlib.util.find_spec("mujoco") is None:
+        return
+    import mujoco
+
+    from rigidsim.loaders.urdf import load_urdf
+    from tests.mjref import model_from_mujoco
+    from tests.test_loader_urdf import _assert_translation_faithful, _model_fields_agree
+
+    _assert_translation_faithful(urdf)  # our MJCF compiled by MuJoCo == MuJoCo's own URDF import
+    mjm = mujoco.MjModel.from_xml_path(str(urdf))
+    _model_fields_agree(load_urdf(urdf), model_from_mujoco(mjm), urdf.name)
+    mjd = mujoco.MjData(mjm)
+    mujoco.mj_kinematics(mjm, mjd)
+    np.testing.assert_allclose(xpos, mjd.xpos, rtol=0, atol=1e-12)
