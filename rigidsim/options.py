@@ -1,4 +1,4 @@
-"""`RigidOptions`: the options file of SPEC.md, its validation and its resolution.
+"""`RigidOptions`: the options file of docs/SPEC.md, its validation and its resolution.
 
 Field names, defaults and meanings follow Genesis's `RigidOptions` reference
 (shared/reference/seeds/001_*). Resolution order, lowest first: built-in

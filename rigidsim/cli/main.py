@@ -1,4 +1,4 @@
-"""The `rigidsim` command line (SPEC.md): run, inspect, options, scenes.
+"""The `rigidsim` command line (docs/SPEC.md): run, inspect, options, scenes.
 
 This module only parses arguments, prints and maps errors to exit codes:
 2 for bad input, 1 for a failed simulation, 130 for Ctrl-C. It never shows a
