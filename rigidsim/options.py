@@ -1,4 +1,4 @@
-"""`RigidOptions`: the options file of SPEC.md, its validation and its resolution.
+"""`RigidOptions`: the options file of docs/SPEC.md, its validation and its resolution.
 
 Field names, defaults and meanings follow Genesis's `RigidOptions` reference
 (shared/reference/seeds/001_*). Resolution order, lowest first: built-in
@@ -94,6 +94,13 @@ _CONE_NAME = {v: k for k, v in _CONE_CODE.items()}
 _YAML11_EXP = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
+def _yaml11_float(v: Any) -> Any:
+    """YAML 1.1 reads 1e-5 or -1e1 (no dot) as a string; every user means the number."""
+    if isinstance(v, str) and _YAML11_EXP.fullmatch(v.strip()):
+        return float(v)
+    return v
+
+
 def _fmt(v: Any) -> str:
     return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
 
@@ -120,6 +127,8 @@ def check_value(key: str, value: Any, where: str) -> Any:
             raise bad("one of " + ", ".join(s.choices))
         return value.lower()
     if s.kind == "vec3":
+        if isinstance(value, (list, tuple)):
+            value = [_yaml11_float(x) for x in value]
         if (not isinstance(value, (list, tuple)) or len(value) != 3
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)
                 or not all(math.isfinite(x) for x in value)):
@@ -129,8 +138,7 @@ def check_value(key: str, value: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad("an integer")
     elif s.kind == "float":
-        if isinstance(value, str) and _YAML11_EXP.fullmatch(value.strip()):
-            value = float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string; every user means the number
+        value = _yaml11_float(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise bad("a finite number")
         value = float(value)

@@ -123,6 +123,12 @@ def collidable_pairs(model: M.Model, r: Dict[str, Any]) -> int:
     return int(ok.sum()) + int(model.npair)
 
 
+def _listed(model: M.Model, kind: str, ids: np.ndarray, noun: str) -> str:
+    """' (joint a)', ' (joints a, b, c...)': the first three names of `ids`, '...' when there are more."""
+    names = [model.names[kind][k] or f"#{k}" for k in ids[:3]]
+    return f" ({noun}{'s' if len(ids) > 1 else ''} {', '.join(names)}{'...' if len(ids) > 3 else ''})" if names else ""
+
+
 def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
     """Features this scene and these options would need that are not built yet."""
     out = []
@@ -132,30 +138,45 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
             out.append(f"equality constraints ({model.neq} in the scene)")
         if not (flags & M.DSBL_FRICTIONLOSS) and ((model.dof_frictionloss > 0).any() or (model.tendon_frictionloss > 0).any()):
             out.append("joint/tendon friction loss")
-        if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
-            lim = [model.names["jnt"][k] or f"#{k}" for k in np.flatnonzero(model.jnt_limited)[:3]]
-            out.append("joint limits" + (f" (joints {', '.join(lim)}...)" if lim else ""))
+        if r["enable_joint_limit"]:  # MuJoCo's limit flag covers joint and tendon limits alike
+            if model.jnt_limited.any():
+                out.append("joint limits" + _listed(model, "jnt", np.flatnonzero(model.jnt_limited), "joint"))
+            if model.tendon_limited.any():
+                out.append("tendon limits" + _listed(model, "tendon", np.flatnonzero(model.tendon_limited), "tendon"))
         if r["enable_collision"]:
             npairs = collidable_pairs(model, r)
             if npairs:
                 out.append(f"contacts ({npairs} geom pairs can collide)")
     if r["use_hibernation"]:
         out.append("use_hibernation")
-    from rigidsim.engine.data import check_supported as engine_check
+    from rigidsim.engine.data import unsupported_features
 
-    try:  # what the engine itself does not build yet (tendons, transmissions, integrators, ...)
-        engine_check(opts.apply(model, r))
-    except InputError as e:
-        out.append(str(e).split(": ", 1)[-1] if e.where else str(e))
+    # what the engine itself does not build yet (tendons, transmissions, integrators, ...), as feature names
+    out += unsupported_features(opts.apply(model, r))
     return out
+
+
+def constraint_free_sets(model: M.Model, r: Dict[str, Any]) -> List[Dict[str, bool]]:
+    """The --set overrides that make this scene run without the constraints it needs, each checked
+    against `unsupported`: disable_constraint=true first, then enable_collision=false and/or
+    enable_joint_limit=false when contacts and limits are all it needs. Empty when none suffices."""
+    narrow: Dict[str, bool] = {}
+    if r["enable_collision"] and collidable_pairs(model, r):
+        narrow["enable_collision"] = False
+    if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
+        narrow["enable_joint_limit"] = False
+    return [c for c in ({"disable_constraint": True}, narrow) if c and not r["disable_constraint"]
+            and not unsupported(model, {**r, **c})]
 
 
 def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = False) -> None:
     missing = unsupported(model, r)
     if missing:
-        cons = any(m.startswith(("equality", "joint", "contacts")) for m in missing)
-        hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
-                "run with --set disable_constraint=true (or enable_collision=false / enable_joint_limit=false).") if cons else ""
+        sets = [" ".join(f"--set {k}={str(v).lower()}" for k, v in c.items()) for c in constraint_free_sets(model, r)]
+        hint = ""
+        if sets:
+            hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
+                    f"run with {sets[0]}" + (f" (or {sets[1]})" if len(sets) > 1 else "") + ".")
         if model_only_hint:
             hint += " With --steps 0, '--record qpos,qvel,xpos,xquat' writes the model and frame 0 without them."
         raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)
@@ -194,17 +215,18 @@ def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
+    shape = a.shape  # the file's own shape, for the messages (a is reshaped to 3 axes below)
     per_step = a.ndim >= 2
     if a.ndim == 1:
         a = a[None, None, :]
     elif a.ndim == 2:
         a = a[:, None, :]
     elif a.ndim != 3:
-        raise InputError(f"{p} has shape {a.shape}, expected [nu], [N, nu] or [N, B, nu] with nu={nu}", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}, expected [nu], [N, nu] or [N, B, nu] with nu={nu}", where="--ctrl")
     if a.shape[-1] != nu:
-        raise InputError(f"{p} has shape {a.shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}: its last axis is {a.shape[-1]}, but the scene has nu={nu} actuators", where="--ctrl")
     if a.ndim == 3 and a.shape[1] not in (1, envs):
-        raise InputError(f"{p} has shape {a.shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
+        raise InputError(f"{p} has shape {shape}: its env axis is {a.shape[1]}, expected {envs} (--envs)", where="--ctrl")
     if per_step and a.shape[0] < steps:
         raise InputError(f"{p} has {a.shape[0]} rows of controls, fewer than --steps {steps}", where="--ctrl")
     if not np.isfinite(a).all():

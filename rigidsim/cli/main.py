@@ -1,4 +1,4 @@
-"""The `rigidsim` command line (SPEC.md): run, inspect, options, scenes.
+"""The `rigidsim` command line (docs/SPEC.md): run, inspect, options, scenes.
 
 This module only parses arguments, prints and maps errors to exit codes:
 2 for bad input, 1 for a failed simulation, 130 for Ctrl-C. It never shows a
@@ -18,7 +18,8 @@ from rich.text import Text
 from rigidsim import __version__
 from rigidsim.errors import InputError, RigidsimError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# help is rendered with rich markup (explicit: older typer defaults differ), so a literal "[" in help is "\\["
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="rich",
                   help="rigidsim: batched rigid-body simulation with MuJoCo's physics, in Taichi.",
                   context_settings={"help_option_names": ["-h", "--help"]})
 out = Console(highlight=False)
@@ -52,7 +53,7 @@ def run(
     envs: int = typer.Option(1, "--envs", help="Number of environments B."),
     out_path: str = typer.Option("trajectory.h5", "--out", help="Output HDF5 file."),
     keyframe: Optional[str] = typer.Option(None, "--keyframe", help="Start from this MJCF <key> (name or index)."),
-    ctrl: Optional[str] = typer.Option(None, "--ctrl", help=".npy controls: [nu], [N, nu] or [N, B, nu]."),
+    ctrl: Optional[str] = typer.Option(None, "--ctrl", help=".npy controls: \\[nu], \\[N, nu] or \\[N, B, nu]."),
     record: Optional[str] = typer.Option(None, "--record", help="Comma list of qpos,qvel,qacc,xpos,xquat,ctrl,contacts "
                                          "(default qpos,qvel,xpos,xquat,contacts)."),
     every: int = typer.Option(1, "--every", help="Record every K-th step (frame 0 is the initial state)."),

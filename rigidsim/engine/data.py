@@ -1,9 +1,10 @@
 """Model packing and batched Data: MuJoCo Warp's io.py for our kernels.
 
-`check_supported` refuses, with the element's name, what the engine does
-not build yet. `put_model` packs a numpy `Model` into the fixed column
-layouts of `layout`; `make_data` allocates the batched Data (env axis
-first). `DATA_FIELDS` maps every MuJoCo Data name we hold to where it lives,
+`check_supported` refuses, with the elements' names, what the engine does
+not build yet (`unsupported_features` lists it as feature names, which read
+well after "not supported yet: "). `put_model` packs a numpy `Model` into the
+fixed column layouts of `layout`; `make_data` allocates the batched Data (env
+axis first). `DATA_FIELDS` maps every MuJoCo Data name we hold to where it lives,
 so `Simulator.get(name)` returns it as ``[B, ...]``.
 
 Every array has at least one row (Taichi kernels take no empty arrays);
@@ -12,7 +13,7 @@ sizes travel in ``opt_i``.
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -27,45 +28,66 @@ _INTEGRATORS = {M.INT_EULER: "euler", M.INT_RK4: "rk4", M.INT_IMPLICIT: "implici
 def _name(model: M.Model, kind: str, i: int) -> str:
     names = model.names.get(kind, [])
     n = names[i] if i < len(names) and names[i] else f"#{i}"
-    return f"{kind} {n!r}" if not n.startswith("#") else f"{kind} {n}"
+    return repr(n) if not n.startswith("#") else n
+
+
+def _feature(what: str, kind: str, ids: List[str]) -> str:
+    """One item: tendon armature (tendon 'rope'), or (tendons 'a', 'b', 'c'...) when several need it."""
+    names = ", ".join(ids[:3]) + ("..." if len(ids) > 3 else "")
+    return f"{what} ({kind}{'s' if len(ids) > 1 else ''} {names})"
+
+
+def unsupported_features(model: M.Model) -> List[str]:
+    """What this model needs that the engine does not build yet, one item per feature, phrased as a
+    feature with the elements that need it ("tendon armature (tendon 'rope')"), so that the items read
+    well after "not supported yet: " (here and in `runner.unsupported`)."""
+    integ = int(model.opt.integrator)
+    out: List[str] = []
+    fluid = model.opt.density > 0 or model.opt.viscosity > 0
+    if integ == M.INT_IMPLICIT:
+        out.append("the implicit integrator (use implicitfast, euler or rk4, e.g. --set integrator="
+                   f"{'euler' if fluid else 'implicitfast'})")
+    armature, wrap = [], []
+    for t in range(model.ntendon):
+        if model.tendon_armature[t] != 0:
+            armature.append(_name(model, "tendon", t))
+        adr, num = int(model.tendon_adr[t]), int(model.tendon_num[t])
+        if any(int(model.wrap_type[w]) not in (M.WRAP_JOINT, M.WRAP_PULLEY, M.WRAP_SITE) for w in range(adr, adr + num)):
+            wrap.append(_name(model, "tendon", t))
+    if armature:
+        out.append(_feature("tendon armature", "tendon", armature))
+    if wrap:
+        out.append(_feature("tendon wrapping around geoms", "tendon", wrap))
+    if fluid and integ not in (M.INT_EULER, M.INT_RK4):
+        out.append(f"fluid forces (option density/viscosity > 0) with the {_INTEGRATORS.get(integ, integ)} "
+                   "integrator, whose fluid velocity derivatives are not built (use euler or rk4, e.g. "
+                   "--set integrator=euler)")
+    groups: Dict[str, List[str]] = {}
+    for i in range(model.nu):
+        name = _name(model, "actuator", i)
+        if int(model.actuator_trntype[i]) not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON, M.TRN_SLIDERCRANK):
+            groups.setdefault("site and body transmissions", []).append(name)
+        if int(model.actuator_dyntype[i]) not in (M.DYN_NONE, M.DYN_INTEGRATOR, M.DYN_FILTER, M.DYN_FILTEREXACT):
+            groups.setdefault("muscle and user actuator dynamics", []).append(name)
+        if int(model.actuator_gaintype[i]) not in (M.GAIN_FIXED, M.GAIN_AFFINE):
+            groups.setdefault("actuator gains other than fixed and affine", []).append(name)
+        if int(model.actuator_biastype[i]) not in (M.BIAS_NONE, M.BIAS_AFFINE):
+            groups.setdefault("actuator biases other than affine", []).append(name)
+        if model.actuator_actadr[i] >= 0 and model.actuator_actnum[i] != 1:
+            groups.setdefault("actuators with more than one activation", []).append(name)
+    out += [_feature(what, "actuator", names) for what, names in groups.items()]
+    return out
 
 
 def check_supported(model: M.Model) -> None:
-    """Raise InputError naming the first element or option the engine does not support yet."""
+    """Raise InputError listing every element or option the engine does not support yet."""
     src = model.source or None
     integ = int(model.opt.integrator)
     if integ not in _INTEGRATORS:
         raise InputError(f"unknown integrator {integ}", where=src)
-    if integ == M.INT_IMPLICIT:
-        raise InputError("integrator 'implicit' is not supported yet; use implicitfast, euler or rk4", where=src)
-    for t in range(model.ntendon):
-        if model.tendon_armature[t] != 0:
-            raise InputError(f"{_name(model, 'tendon', t)}: tendon armature is not supported yet", where=src)
-        adr, num = int(model.tendon_adr[t]), int(model.tendon_num[t])
-        for w in range(adr, adr + num):
-            if int(model.wrap_type[w]) not in (M.WRAP_JOINT, M.WRAP_PULLEY, M.WRAP_SITE):
-                raise InputError(f"{_name(model, 'tendon', t)}: wrapping around geoms is not supported yet",
-                                 where=src)
-    if (model.opt.density > 0 or model.opt.viscosity > 0) and integ != M.INT_EULER and integ != M.INT_RK4:
-        raise InputError(f"fluid forces (option density/viscosity > 0) with the {_INTEGRATORS[integ]} integrator "
-                         "(the fluid's velocity derivatives are not built); use euler or rk4, e.g. "
-                         "--set integrator=euler", where=src)
-    for i in range(model.nu):
-        trn = int(model.actuator_trntype[i])
-        if trn not in (M.TRN_JOINT, M.TRN_JOINTINPARENT, M.TRN_TENDON, M.TRN_SLIDERCRANK):
-            raise InputError(f"{_name(model, 'actuator', i)}: site and body transmissions are not supported yet",
-                             where=src)
-        if int(model.actuator_dyntype[i]) not in (M.DYN_NONE, M.DYN_INTEGRATOR, M.DYN_FILTER, M.DYN_FILTEREXACT):
-            raise InputError(f"{_name(model, 'actuator', i)}: muscle and user dynamics are not supported yet",
-                             where=src)
-        if int(model.actuator_gaintype[i]) not in (M.GAIN_FIXED, M.GAIN_AFFINE):
-            raise InputError(f"{_name(model, 'actuator', i)}: only fixed and affine gains are supported yet",
-                             where=src)
-        if int(model.actuator_biastype[i]) not in (M.BIAS_NONE, M.BIAS_AFFINE):
-            raise InputError(f"{_name(model, 'actuator', i)}: only affine bias is supported yet", where=src)
-        if model.actuator_actadr[i] >= 0 and model.actuator_actnum[i] != 1:
-            raise InputError(f"{_name(model, 'actuator', i)}: actuators with {model.actuator_actnum[i]} activations "
-                             "are not supported", where=src)
+    missing = unsupported_features(model)
+    if missing:
+        raise InputError("not supported yet: " + "; ".join(missing) + ".", where=src)
 
 
 def integrator_of(model: M.Model) -> int:

@@ -54,7 +54,8 @@ Mesh files (our rule; MuJoCo itself only opens plain paths):
   file name is looked up in meshdir, as MuJoCo does.
 
 Ignored, as MuJoCo ignores them (no effect on the dynamics): ``<transmission>``,
-``<gazebo>``, ``<ros2_control>``, ``<material>``, ``<calibration>``,
+``<gazebo>``, ``<ros2_control>``, ``<material>`` (top level, in ``<visual>`` and
+in ``<collision>``, where real URDFs carry it too), ``<calibration>``,
 ``<safety_controller>``, limit ``velocity``.
 
 Refused with file, line and name: unknown joint types, any other element MuJoCo
@@ -345,7 +346,7 @@ class _Translator:
 
     def geom(self, el, link: str) -> Optional[_Geom]:
         collision = el.tag == "collision"
-        self.children(el, ("origin", "geometry") + (() if collision else ("material",)))
+        self.children(el, ("origin", "geometry", "material"))  # <material> is visual only, in <collision> too
         g = self.one(el, "geometry", required=True)
         shapes = self.children(g, ("box", "cylinder", "sphere", "capsule", "mesh"))
         if len(shapes) != 1:
