@@ -198,19 +198,21 @@ def free_body_implicit(m: ti.template(), d: ti.template(), b):
             for k in ti.static(range(3, 6)):
                 srot = srot + sm.getv(d.dof, b, da + k, CDOF, 6) * d.qvel[b, da + k]
             a = ti.Matrix.zero(float, 6, 6)
-            for k in ti.static(range(6)):
+            # a run-time loop over the columns (dynamic indexing into the local matrix): one copy of the
+            # column's spatial algebra instead of six unrolled ones (the implicitfast variant's compile time)
+            for k in range(6):
                 sk = sm.getv(d.dof, b, da + k, CDOF, 6)
                 # d cacc / d qvel_k: cdof_dot_k, and for a translational k the change of the rotational
                 # dofs' cdof_dot (each is (translational cvel) x cdof)
                 dcacc = sm.getv(d.dof, b, da + k, CDOF_DOT, 6)
-                if ti.static(k < 3):
+                if k < 3:
                     dcacc = dcacc + sm.cross_motion(sk, srot)
                 dcfrc = sm.mul_inert_vec(inert, dcacc) + sm.cross_force(sk, icvel) + \
                     sm.cross_force(cvel, sm.mul_inert_vec(inert, sk))
                 for r in ti.static(range(6)):
                     dbias = sm.dot6(sm.getv(d.dof, b, da + r, CDOF, 6), dcfrc)
                     # qM and qDeriv (both symmetric) are stored in row max(r, k), column min(r, k)
-                    adr = m.dof_i[da + ti.static(max(r, k)), DOF_MADR] + ti.static(abs(r - k))
+                    adr = m.dof_i[da + ti.max(r, k), DOF_MADR] + ti.abs(r - k)
                     a[r, k] = d.M[b, adr, QM] - h * (d.M[b, adr, QH] - dbias)
             x = ti.Vector([d.dof[b, da + r, QFRC_SMOOTH] for r in ti.static(range(6))])
             # Gaussian elimination (the matrix is the positive definite qM block plus an O(h) term)
