@@ -19,7 +19,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import yaml
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 from rigidsim import options as opts
 from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.trajectory import DEFAULT_RECORD, RECORDABLE, TrajectoryWriter
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from rigidsim import options as O
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seeds" / "001_0d25592ac44b7d83.txt"
 

@@ -10,7 +10,7 @@ from rich.table import Table
 from rigidsim import options as opts
 from rigidsim.bundled import describe, scene_files
 from rigidsim.loaders import load_scene
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 _JNT = {M.JNT_FREE: "free", M.JNT_BALL: "ball", M.JNT_SLIDE: "slide", M.JNT_HINGE: "hinge"}
 _GEOM = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sphere", M.GEOM_CAPSULE: "capsule",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mjcf_defaults import where as _where
 

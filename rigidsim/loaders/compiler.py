@@ -17,7 +17,7 @@ from typing import Dict, List
 
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mjcf_defaults import where as _where
 

@@ -22,7 +22,7 @@ from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders.mjcf_replicate import expand_replicates
 from rigidsim.loaders import mjcf_schema as S
 from rigidsim.loaders import spatial as sp
-from rigidsim.loaders.model import Model
+from rigidsim.model import Model
 from rigidsim.loaders import xmlsafe
 
 MAX_INCLUDE_DEPTH = 16

@@ -23,7 +23,7 @@ import copy
 from pathlib import Path
 from typing import Dict, Set
 
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mjcf_replicate import _OBJTYPES, _SENSOR_REFS
 
