@@ -18,6 +18,7 @@ from lxml import etree
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import mjcf_attach as A
+from rigidsim.loaders.compiler import compile_scene
 from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders.mjcf_replicate import expand_replicates
 from rigidsim.loaders import mjcf_schema as S
@@ -632,8 +633,6 @@ def expand_includes(root, filename: str, basedir: Path, depth: int = 0) -> None:
 
 def load_mjcf_root(root, filename: str, basedir: Path) -> Model:
     """Compile an already-parsed MJCF element tree (``<mujoco>`` root) into a Model."""
-    from rigidsim.loaders.compiler import compile_scene
-
     root = copy.deepcopy(root)
     expand_includes(root, filename, Path(basedir))
     expand_replicates(root, filename)
