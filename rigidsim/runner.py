@@ -119,8 +119,7 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
             npairs = collidable_pairs(model, r)
             if npairs:
                 out.append(f"contacts ({npairs} geom pairs can collide)")
-    if r["use_hibernation"]:
-        out.append("use_hibernation")
+    out.extend(opts.not_honoured(r))
     from rigidsim.engine.data import check_supported as engine_check
 
     try:  # what the engine itself does not build yet (tendons, transmissions, integrators, ...)
