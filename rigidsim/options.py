@@ -19,7 +19,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import yaml
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,12 +74,45 @@ SPECS: Dict[str, Spec] = {
     "broadphase_traversal": Spec("enum", None, "broadphase: sap | all_vs_all; null: sap on CPU, all_vs_all on GPU", BROADPHASES, nullable=True),
 }
 
+# Where each option goes, so that none is silently ignored:
+#   "opt"      written to the Model's mjOption (`apply`): timestep, gravity, integrator, solver, cone, ...
+#   "flags"    written to model.opt.disableflags (`apply`)
+#   "pairs"    filters the candidate collision pairs (engine.collision_pairs)
+#   "resolve"  only steers how the other options resolve
+#   "contact"  only matters once contacts or other constraints are simulated; a run whose scene and options
+#              need them is refused for them (runner.unsupported), so until then any value is accepted
+#   "refused"  a value other than the default cannot be honoured yet: `not_honoured` names it and the run
+#              is refused
+REACH: Dict[str, str] = {
+    "dt": "opt", "gravity": "opt", "integrator": "opt", "constraint_solver": "opt", "iterations": "opt",
+    "tolerance": "opt", "ls_iterations": "opt", "ls_tolerance": "opt", "noslip_iterations": "opt",
+    "noslip_tolerance": "opt", "friction_cone": "opt", "impratio": "opt",
+    "enable_collision": "flags", "enable_joint_limit": "flags", "disable_constraint": "flags",
+    "enable_adjacent_collision": "flags",
+    "enable_self_collision": "pairs", "enable_neutral_collision": "pairs",
+    "enable_mujoco_compatibility": "resolve",
+    "max_collision_pairs": "contact", "max_contacts": "contact", "enable_torsional_friction": "contact",
+    "enable_rolling_friction": "contact", "contact_pruning_tolerance": "contact", "sparse_solve": "contact",
+    "constraint_timeconst": "contact", "use_contact_island": "contact", "box_box_detection": "contact",
+    "enable_multi_contact": "contact", "use_gjk_collision": "contact", "broadphase_traversal": "contact",
+    "use_hibernation": "refused", "hibernation_thresh_vel": "refused",
+}
+
+
+def not_honoured(r: Mapping[str, Any]) -> list:
+    """'option KEY=VALUE' for every resolved option whose value the engine cannot honour yet."""
+    out = []
+    if r["use_hibernation"]:  # the threshold matters only with hibernation on
+        out.append(f"option use_hibernation={_fmt(r['use_hibernation'])} (bodies at rest are never put to sleep)")
+    return out
+
+
 # the option values MuJoCo uses when a scene says nothing (enable_mujoco_compatibility)
 MUJOCO_DEFAULTS: Dict[str, Any] = {
     "integrator": "euler", "iterations": 100, "tolerance": 1e-8, "ls_iterations": 50, "ls_tolerance": 0.01,
     "noslip_iterations": 0, "noslip_tolerance": 1e-6, "friction_cone": "pyramidal", "impratio": 1.0,
     "constraint_timeconst": None, "constraint_solver": "newton", "contact_pruning_tolerance": None,
-    "enable_adjacent_collision": False, "hibernation_thresh_vel": 1e-4,
+    "enable_adjacent_collision": False, "enable_neutral_collision": True, "hibernation_thresh_vel": 1e-4,
 }
 
 _INT_CODE = {"euler": M.INT_EULER, "rk4": M.INT_RK4, "implicit": M.INT_IMPLICIT,

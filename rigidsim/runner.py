@@ -16,9 +16,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from rigidsim import options as opts
+from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.trajectory import DEFAULT_RECORD, RECORDABLE, TrajectoryWriter
 
 
@@ -98,29 +99,8 @@ def resolve_backend(backend: str) -> str:
 
 
 def collidable_pairs(model: M.Model, r: Dict[str, Any]) -> int:
-    """How many geom pairs could ever produce a contact (MuJoCo's static filters)."""
-    n = model.ngeom
-    if n < 2:
-        return model.npair
-    body = model.geom_bodyid
-    weld = model.body_weldid[body]
-    parent_weld = model.body_weldid[model.body_parentid[model.body_weldid]]  # per body: weld of its weld's parent
-    ct, ca = model.geom_contype, model.geom_conaffinity
-    i, j = np.triu_indices(n, 1)
-    ok = weld[i] != weld[j]
-    ok &= ~((weld[i] == 0) & (weld[j] == 0))
-    ok &= ((ct[i] & ca[j]) | (ct[j] & ca[i])) != 0
-    if not r["enable_adjacent_collision"]:
-        wi, wj = weld[i], weld[j]
-        adjacent = (wi != 0) & (wj != 0) & ((parent_weld[wi] == wj) | (parent_weld[wj] == wi))
-        ok &= ~adjacent
-    if not r["enable_self_collision"]:
-        root = model.body_rootid[body]
-        ok &= ~((root[i] == root[j]) & (root[i] != 0))
-    if model.nexclude:
-        b1, b2 = np.minimum(body[i], body[j]), np.maximum(body[i], body[j])
-        ok &= ~np.isin((b1.astype(np.int64) << 16) + b2, model.exclude_signature.astype(np.int64))
-    return int(ok.sum()) + int(model.npair)
+    """How many geom pairs could ever produce a contact (the pair table of `engine.collision_pairs`)."""
+    return len(collision_pairs(model, r)[0])
 
 
 def _listed(model: M.Model, kind: str, ids: np.ndarray, noun: str) -> str:
@@ -147,8 +127,7 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
             npairs = collidable_pairs(model, r)
             if npairs:
                 out.append(f"contacts ({npairs} geom pairs can collide)")
-    if r["use_hibernation"]:
-        out.append("use_hibernation")
+    out.extend(opts.not_honoured(r))
     from rigidsim.engine.data import unsupported_features
 
     # what the engine itself does not build yet (tendons, transmissions, integrators, ...), as feature names

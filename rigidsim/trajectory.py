@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 
 from rigidsim import __version__
-from rigidsim.loaders.model import Model
+from rigidsim.model import Model
 
 FORMAT = "rigidsim-trajectory"
 FORMAT_VERSION = 1

@@ -12,7 +12,7 @@ from typing import List
 
 import numpy as np
 
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 # fields derived from masses / inertias / the mass matrix: relative tolerance
 _REL = ("body_mass", "body_subtreemass", "body_inertia", "body_invweight0", "dof_invweight0", "dof_M0",

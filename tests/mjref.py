@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 mujoco = pytest.importorskip("mujoco")
 

@@ -10,7 +10,7 @@ import pytest
 
 from rigidsim import options as O
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seeds" / "001_0d25592ac44b7d83.txt"
 
@@ -130,3 +130,47 @@ def test_exponent_without_dot_is_a_number():
     assert O.check_value("dt", "2E-3", where="t") == 2e-3
     with pytest.raises(InputError):
         O.check_value("dt", "fast1e-3", where="t")
+
+
+def test_every_option_says_where_it_goes():
+    assert set(O.REACH) == set(O.SPECS)
+    assert set(O.REACH.values()) <= {"opt", "flags", "pairs", "resolve", "contact", "refused"}
+
+
+# option -> (a value other than the default, the mjOption field it must reach, the value expected there)
+_TO_OPT = {
+    "dt": (0.005, "timestep", 0.005), "gravity": ([1, 2, 3], "gravity", (1.0, 2.0, 3.0)),
+    "integrator": ("rk4", "integrator", M.INT_RK4), "constraint_solver": ("cg", "solver", M.SOLVER_CG),
+    "iterations": (7, "iterations", 7), "tolerance": (1e-3, "tolerance", 1e-3),
+    "ls_iterations": (9, "ls_iterations", 9), "ls_tolerance": (0.2, "ls_tolerance", 0.2),
+    "noslip_iterations": (3, "noslip_iterations", 3), "noslip_tolerance": (1e-4, "noslip_tolerance", 1e-4),
+    "friction_cone": ("elliptic", "cone", M.CONE_ELLIPTIC), "impratio": (5.0, "impratio", 5.0),
+}
+_TO_FLAGS = {"enable_collision": (False, M.DSBL_CONTACT), "enable_joint_limit": (False, M.DSBL_LIMIT),
+             "disable_constraint": (True, M.DSBL_CONSTRAINT), "enable_adjacent_collision": (True, M.DSBL_FILTERPARENT)}
+
+
+def test_opt_and_flag_options_reach_the_model():
+    assert set(_TO_OPT) == {k for k, v in O.REACH.items() if v == "opt"}
+    assert set(_TO_FLAGS) == {k for k, v in O.REACH.items() if v == "flags"}
+    m = scene_model()
+    base = O.apply(m, O.resolve(m))
+    for key, (value, field, expected) in _TO_OPT.items():
+        applied = O.apply(m, O.resolve(m, {key: value}))
+        assert getattr(applied.opt, field) == expected != getattr(base.opt, field), key
+    for key, (value, bit) in _TO_FLAGS.items():
+        assert O.apply(m, O.resolve(m, {key: value})).opt.disableflags & bit and not base.opt.disableflags & bit, key
+
+
+def test_not_honoured_names_the_refused_options():
+    m = scene_model()
+    assert O.not_honoured(O.resolve(m)) == []
+    assert O.not_honoured(O.resolve(m, {"hibernation_thresh_vel": 0.1})) == []  # only read with hibernation
+    assert O.not_honoured(O.resolve(m, {"use_hibernation": True})) == [
+        "option use_hibernation=true (bodies at rest are never put to sleep)"]
+
+
+def test_mujoco_compatibility_keeps_pairs_touching_at_qpos0():
+    m = scene_model()
+    assert O.resolve(m)["enable_neutral_collision"] is False
+    assert O.resolve(m, {"enable_mujoco_compatibility": True})["enable_neutral_collision"] is True

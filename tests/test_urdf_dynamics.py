@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders.urdf import load_urdf
 
 mujoco = pytest.importorskip("mujoco")

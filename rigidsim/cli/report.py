@@ -10,7 +10,7 @@ from rich.table import Table
 from rigidsim import options as opts
 from rigidsim.bundled import describe, scene_files
 from rigidsim.loaders import load_scene
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 _JNT = {M.JNT_FREE: "free", M.JNT_BALL: "ball", M.JNT_SLIDE: "slide", M.JNT_HINGE: "hinge"}
 _GEOM = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sphere", M.GEOM_CAPSULE: "capsule",
@@ -30,7 +30,8 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
     m = load_scene(scene)
     file_opts = opts.load_yaml(options_file) if options_file else {}
     r = opts.resolve(m, file_opts, opts.parse_set(sets))
-    from rigidsim.runner import collidable_pairs, unsupported
+    from rigidsim.engine.collision_pairs import collision_pairs
+    from rigidsim.runner import unsupported
 
     t = Table(title=f"{scene}", show_header=True)
     t.add_column("element")
@@ -45,7 +46,8 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
     t.add_row("limited joints", str(int(np.count_nonzero(m.jnt_limited))))
     t.add_row("dofs with friction loss", str(int(np.count_nonzero(m.dof_frictionloss > 0))))
     t.add_row("tendons", str(m.ntendon))
-    t.add_row("collidable geom pairs", str(collidable_pairs(m, r)))
+    table, explicit = collision_pairs(m, r)
+    t.add_row("candidate collision pairs", f"{len(table)} ({int(explicit.sum())} explicit <pair>)")
     t.add_row("keyframes", ", ".join(n or f"#{i}" for i, n in enumerate(m.names["key"])) or "0")
     t.add_row("total mass (kg)", f"{float(m.body_mass.sum()):.6g}")
     missing = unsupported(m, r)

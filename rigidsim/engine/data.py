@@ -19,7 +19,7 @@ import numpy as np
 
 from rigidsim.engine import layout as L
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 
 _INTEGRATORS = {M.INT_EULER: "euler", M.INT_RK4: "rk4", M.INT_IMPLICIT: "implicit",
                 M.INT_IMPLICITFAST: "implicitfast", M.INT_APPROX_IMPLICITFAST: "approximate_implicitfast"}

@@ -71,7 +71,6 @@ WRAP_TYPE, WRAP_OBJID, WRAP_BODYID = 0, 1, 2  # WRAP_BODYID: a site's body (-1 f
 NWRAP_I = 3
 WRAP_PRM = 0
 NWRAP_F = 1
-WRAP_JOINT, WRAP_PULLEY, WRAP_SITE = 1, 2, 3
 
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
@@ -122,22 +121,27 @@ NDFRAME = 12
 ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACTUATOR_FORCE, ACTUATOR_CTRL = 0, 1, 2, 3
 NDACT = 4
 
-# ----------------------------------------------------------------------------- disable bits (mjtDisableBit)
-DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 5, 1 << 6, 1 << 7
-DSBL_CLAMPCTRL, DSBL_ACTUATION, DSBL_EULERDAMP = 1 << 8, 1 << 11, 1 << 15
-
-# joint types, transmission / dynamics / gain / bias types, sameframe kinds (MuJoCo's values)
-JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
-DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT = 0, 1, 2, 3
-TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON = 0, 1, 2, 3
-GAIN_FIXED, GAIN_AFFINE = 0, 1
-BIAS_NONE, BIAS_AFFINE = 0, 1
-SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = 0, 1, 2, 3, 4
+# ----------------------------------------------------------------------------- MuJoCo's enums
+# Defined once, in rigidsim.model (MuJoCo's names and values), and re-exported here as plain module-level
+# ints, so kernels read them as `L.JNT_FREE` or `from rigidsim.engine.layout import JNT_FREE`.
+from rigidsim.model import (  # noqa: E402
+    BIAS_AFFINE as BIAS_AFFINE, BIAS_NONE as BIAS_NONE,
+    DSBL_ACTUATION as DSBL_ACTUATION, DSBL_CLAMPCTRL as DSBL_CLAMPCTRL, DSBL_DAMPER as DSBL_DAMPER,
+    DSBL_EULERDAMP as DSBL_EULERDAMP, DSBL_GRAVITY as DSBL_GRAVITY, DSBL_SPRING as DSBL_SPRING,
+    DYN_FILTER as DYN_FILTER, DYN_FILTEREXACT as DYN_FILTEREXACT, DYN_INTEGRATOR as DYN_INTEGRATOR,
+    DYN_NONE as DYN_NONE,
+    GAIN_AFFINE as GAIN_AFFINE, GAIN_FIXED as GAIN_FIXED,
+    INT_APPROX_IMPLICITFAST as INT_APPROX_IMPLICITFAST, INT_EULER as INT_EULER, INT_IMPLICIT as INT_IMPLICIT,
+    INT_IMPLICITFAST as INT_IMPLICITFAST, INT_RK4 as INT_RK4,
+    JNT_BALL as JNT_BALL, JNT_FREE as JNT_FREE, JNT_HINGE as JNT_HINGE, JNT_SLIDE as JNT_SLIDE,
+    SAMEFRAME_BODY as SAMEFRAME_BODY, SAMEFRAME_BODYROT as SAMEFRAME_BODYROT, SAMEFRAME_INERTIA as SAMEFRAME_INERTIA,
+    SAMEFRAME_INERTIAROT as SAMEFRAME_INERTIAROT, SAMEFRAME_NONE as SAMEFRAME_NONE,
+    TRN_JOINT as TRN_JOINT, TRN_JOINTINPARENT as TRN_JOINTINPARENT, TRN_SLIDERCRANK as TRN_SLIDERCRANK,
+    TRN_TENDON as TRN_TENDON,
+    WRAP_JOINT as WRAP_JOINT, WRAP_PULLEY as WRAP_PULLEY, WRAP_SITE as WRAP_SITE,
+)
 
 MINVAL = 1e-15  # mjMINVAL
-
-# integrators (compile-time switch)
-INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST, INT_APPROX_IMPLICITFAST = 0, 1, 2, 3, 100
 
 # rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes)
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")

@@ -26,7 +26,7 @@ from rigidsim.engine import data as D
 from rigidsim.engine import layout as L
 from rigidsim.engine import runtime
 from rigidsim.errors import SimulationError
-from rigidsim.loaders.model import Model
+from rigidsim.model import Model
 
 _KIND = {1: "qpos", 2: "qvel", 3: "qacc"}
 FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk

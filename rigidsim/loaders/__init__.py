@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rigidsim.errors import InputError
-from rigidsim.loaders.model import Model
+from rigidsim.model import Model
 from rigidsim.loaders.xmlsafe import parse_xml
 
 

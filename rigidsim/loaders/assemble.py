@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
+from rigidsim.loaders import mesh as meshlib
+from rigidsim.loaders import setconst
 from rigidsim.loaders import spatial as sp
+from rigidsim.loaders.fuse import fuse_static
 from rigidsim.loaders.mjcf_defaults import where as _where
 
 _DISABLE = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper", "gravity",
@@ -46,9 +49,6 @@ def fail(cp, el, msg):
 
 
 def assemble(cp) -> M.Model:
-    from rigidsim.loaders import mesh as meshlib
-    from rigidsim.loaders import setconst
-
     sc = cp.sc
     bodies = sc.bodies
     # assets
@@ -63,8 +63,6 @@ def assemble(cp) -> M.Model:
     for i, b in enumerate(bodies):
         cp.compile_body(b, i)
     if cp.c["fusestatic"]:
-        from rigidsim.loaders.fuse import fuse_static
-
         fuse_static(cp)
         bodies = sc.bodies
     nbody = len(bodies)

@@ -17,8 +17,9 @@ from typing import Dict, List
 
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders import spatial as sp
+from rigidsim.loaders.assemble import assemble
 from rigidsim.loaders.mjcf_defaults import where as _where
 
 NGEOMINFO = {0: 3, 1: 0, 2: 1, 3: 2, 4: 3, 5: 2, 6: 3, 7: 0, 8: 0}
@@ -464,6 +465,4 @@ def geom_rbound(t, size, mesh, hfield) -> float:
 
 
 def compile_scene(scene) -> M.Model:
-    from rigidsim.loaders.assemble import assemble
-
     return assemble(Compiler(scene))

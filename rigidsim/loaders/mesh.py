@@ -25,7 +25,7 @@ from rigidsim.errors import InputError
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mesh_io import MeshFileError, merge_repeated, read_mesh_file
 from rigidsim.loaders.mjcf_defaults import where
-from rigidsim.loaders.mjcf import Rec
+from rigidsim.loaders.records import Rec
 
 EPS = 1e-14
 MINVAL = 1e-15

@@ -18,14 +18,20 @@ from lxml import etree
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import mjcf_attach as A
+from rigidsim.loaders.compiler import compile_scene
 from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders.mjcf_replicate import expand_replicates
 from rigidsim.loaders import mjcf_schema as S
 from rigidsim.loaders import spatial as sp
-from rigidsim.loaders.model import Model
+from rigidsim.loaders.records import Rec
+from rigidsim.model import Model
 from rigidsim.loaders import xmlsafe
 
 MAX_INCLUDE_DEPTH = 16
+MAX_ATTACH_DEPTH = 8
+# compiler settings an attached model must share with its parent
+_ATTACH_COMPILER_KEYS = ("degree", "eulerseq", "autolimits", "inertiafromgeom", "inertiagrouprange", "boundmass",
+                         "boundinertia", "balanceinertia", "discardvisual", "fusestatic")
 
 _INTEGRATORS = {"Euler": 0, "RK4": 1, "implicit": 2, "implicitfast": 3, "discrete": 4}
 _CONES = {"pyramidal": 0, "elliptic": 1}
@@ -35,13 +41,6 @@ DISABLE_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "
                  "clampctrl", "warmstart", "filterparent", "actuation", "refsafe", "sensor", "midphase",
                  "eulerdamp", "autoreset", "nativeccd", "island", "multiccd")
 ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "sleep", "diagexact", "ipc", "speculative")
-
-
-class Rec:
-    """A plain record: attributes set by keyword."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
 
 
 class Scene:
@@ -80,6 +79,7 @@ class Reader:
         self.models: Dict[str, list] = {}  # <model> assets: name -> [path, element, Scene once read]
         self.attached: Dict[str, list] = {k: [] for k in ("tendons", "equalities", "actuators", "sensors",
                                                           "pairs", "excludes", "keys")}
+        self.attach_depth = 0  # how many <attach> levels below the scene file this reader is
 
     # ------------------------------------------------------------------ helpers
     def where(self, el) -> str:
@@ -126,6 +126,28 @@ class Reader:
         if isinstance(v, list) and kind not in ("s", "b") and kind[0] in ("f", "i") and kind[1] == 1:
             return v[0]
         return v
+
+    def child_scene(self, name: str, el) -> Scene:
+        """The scene of <model> asset `name`, read once by its own Reader (for <attach> element `el`)."""
+        entry = self.models[name]
+        if entry[2] is None:
+            if self.attach_depth >= MAX_ATTACH_DEPTH:
+                self.fail(el, f"<attach> nested deeper than {MAX_ATTACH_DEPTH} models (a cycle?)")
+            path = entry[0]
+            root = parse_xml(path)
+            for e in root.iter():
+                if isinstance(e.tag, str) and e.get("_src") is None:
+                    e.set("_src", str(path))
+            expand_includes(root, str(path), path.parent)
+            expand_replicates(root, str(path))
+            sub = Reader(root, str(path), path.parent)
+            sub.attach_depth = self.attach_depth + 1
+            entry[2] = sub.read()
+            diff = [k for k in _ATTACH_COMPILER_KEYS if entry[2].compiler[k] != self.scene.compiler[k]]
+            if diff:
+                self.fail(el, f"attaching model '{name}' whose compiler settings differ from the parent's "
+                              f"({', '.join(diff)}) is not supported by rigidsim")
+        return entry[2]
 
     # ------------------------------------------------------------------ top level
     def read(self) -> Scene:
@@ -611,8 +633,6 @@ def expand_includes(root, filename: str, basedir: Path, depth: int = 0) -> None:
 
 def load_mjcf_root(root, filename: str, basedir: Path) -> Model:
     """Compile an already-parsed MJCF element tree (``<mujoco>`` root) into a Model."""
-    from rigidsim.loaders.compiler import compile_scene
-
     root = copy.deepcopy(root)
     expand_includes(root, filename, Path(basedir))
     expand_replicates(root, filename)

@@ -23,13 +23,10 @@ import copy
 from pathlib import Path
 from typing import Dict, Set
 
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mjcf_replicate import _OBJTYPES, _SENSOR_REFS
 
-MAX_ATTACH_DEPTH = 8
-_COMPILER_KEYS = ("degree", "eulerseq", "autolimits", "inertiafromgeom", "inertiagrouprange", "boundmass",
-                  "boundinertia", "balanceinertia", "discardvisual", "fusestatic")
 _TRN_KIND = {"joint": "joint", "jointinparent": "joint", "tendon": "tendon", "cranksite": "site", "site": "site",
              "body": "body"}
 
@@ -57,31 +54,6 @@ def read_model_asset(reader, el) -> None:
     reader.models[name] = [path, el, None]
 
 
-def _child_scene(reader, name, el):
-    from rigidsim.loaders.mjcf import Reader, expand_includes, parse_xml
-    from rigidsim.loaders.mjcf_replicate import expand_replicates
-
-    entry = reader.models[name]
-    if entry[2] is None:
-        if getattr(reader, "attach_depth", 0) >= MAX_ATTACH_DEPTH:
-            reader.fail(el, f"<attach> nested deeper than {MAX_ATTACH_DEPTH} models (a cycle?)")
-        path = entry[0]
-        root = parse_xml(path)
-        for e in root.iter():
-            if isinstance(e.tag, str) and e.get("_src") is None:
-                e.set("_src", str(path))
-        expand_includes(root, str(path), path.parent)
-        expand_replicates(root, str(path))
-        sub = Reader(root, str(path), path.parent)
-        sub.attach_depth = getattr(reader, "attach_depth", 0) + 1
-        entry[2] = sub.read()
-        diff = [k for k in _COMPILER_KEYS if entry[2].compiler[k] != reader.scene.compiler[k]]
-        if diff:
-            reader.fail(el, f"attaching model '{name}' whose compiler settings differ from the parent's "
-                            f"({', '.join(diff)}) is not supported by rigidsim")
-    return entry[2]
-
-
 def attach(reader, el, bid: int, frame) -> None:
     """Graft the attached body's subtree under body `bid` (inside `frame`), with its referencing elements."""
     for a in el.attrib:
@@ -96,7 +68,7 @@ def attach(reader, el, bid: int, frame) -> None:
         reader.fail(el, "<attach> of a frame or a whole world is not supported by rigidsim; attach a body")
     if model not in reader.models:
         reader.fail(el, f"could not find model '{model}'")
-    child = _child_scene(reader, model, el)
+    child = reader.child_scene(model, el)
     pre, suf = el.get("prefix"), el.get("_suffix", "")
     ren = (lambda n: pre + n + suf if n else n)
     root = next((i for i, b in enumerate(child.bodies) if i and b.name == el.get("body")), None)

@@ -13,6 +13,7 @@ import copy
 import math
 from typing import Callable, Dict, List, Optional
 
+from rigidsim import model as M
 from rigidsim.errors import InputError
 
 NAN = float("nan")
@@ -21,12 +22,14 @@ SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 
 LIMITED = {"false": 0, "true": 1, "auto": 2}
 BOOL = {"false": False, "true": True}
-GEOM_TYPES = {"plane": 0, "hfield": 1, "sphere": 2, "capsule": 3, "ellipsoid": 4, "cylinder": 5, "box": 6,
-              "mesh": 7, "sdf": 8}
-JOINT_TYPES = {"free": 0, "ball": 1, "slide": 2, "hinge": 3}
-DYN_TYPES = {"none": 0, "integrator": 1, "filter": 2, "filterexact": 3, "muscle": 4, "user": 5}
-GAIN_TYPES = {"fixed": 0, "affine": 1, "muscle": 2, "user": 3}
-BIAS_TYPES = {"none": 0, "affine": 1, "muscle": 2, "user": 3}
+GEOM_TYPES = {"plane": M.GEOM_PLANE, "hfield": M.GEOM_HFIELD, "sphere": M.GEOM_SPHERE, "capsule": M.GEOM_CAPSULE,
+              "ellipsoid": M.GEOM_ELLIPSOID, "cylinder": M.GEOM_CYLINDER, "box": M.GEOM_BOX, "mesh": M.GEOM_MESH,
+              "sdf": M.GEOM_SDF}
+JOINT_TYPES = {"free": M.JNT_FREE, "ball": M.JNT_BALL, "slide": M.JNT_SLIDE, "hinge": M.JNT_HINGE}
+DYN_TYPES = {"none": M.DYN_NONE, "integrator": M.DYN_INTEGRATOR, "filter": M.DYN_FILTER,
+             "filterexact": M.DYN_FILTEREXACT, "muscle": M.DYN_MUSCLE, "user": M.DYN_USER}
+GAIN_TYPES = {"fixed": M.GAIN_FIXED, "affine": M.GAIN_AFFINE, "muscle": M.GAIN_MUSCLE, "user": M.GAIN_USER}
+BIAS_TYPES = {"none": M.BIAS_NONE, "affine": M.BIAS_AFFINE, "muscle": M.BIAS_MUSCLE, "user": M.BIAS_USER}
 
 # value parsers by attribute name: ("f", n) floats (at most n), ("i", n) ints, ("k", table), "s", "b"
 _F1 = ("f", 1)

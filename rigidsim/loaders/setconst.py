@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from rigidsim.errors import InputError
-from rigidsim.loaders import model as M
+from rigidsim import model as M
 from rigidsim.loaders.mjcf_defaults import where as _where
 
 MINVAL = 1e-15

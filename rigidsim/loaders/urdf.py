@@ -80,7 +80,7 @@ import numpy as np
 from lxml import etree
 
 from rigidsim.errors import InputError
-from rigidsim.loaders.model import Model
+from rigidsim.model import Model
 from rigidsim.loaders.xmlsafe import parse_xml
 
 PACKAGE_PATH_ENV = "RIGIDSIM_PACKAGE_PATH"

@@ -15,6 +15,10 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
+# ----------------------------------------------------------------------------- MuJoCo's enums
+# The one definition of MuJoCo's enum values (names and values as in mujoco's mjt* enums), used by the
+# loaders, the options and the writer; engine/layout.py re-exports those its kernels read, as plain ints.
+
 # joint types (mjtJoint)
 JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE = 0, 1, 2, 3
 JNT_NQ = {JNT_FREE: 7, JNT_BALL: 4, JNT_SLIDE: 1, JNT_HINGE: 1}
@@ -37,9 +41,12 @@ SOLVER_PGS, SOLVER_CG, SOLVER_NEWTON = 0, 1, 2
 
 # actuator transmission / dynamics / gain / bias types
 TRN_JOINT, TRN_JOINTINPARENT, TRN_SLIDERCRANK, TRN_TENDON, TRN_SITE, TRN_BODY = 0, 1, 2, 3, 4, 5
-DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE, DYN_USER = 0, 1, 2, 3, 4, 5
-GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE, GAIN_USER = 0, 1, 2, 3
-BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE, BIAS_USER = 0, 1, 2, 3
+DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE, DYN_DCMOTOR, DYN_PID, DYN_USER = 0, 1, 2, 3, 4, 5, 6, 7
+GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE, GAIN_DCMOTOR, GAIN_SO3, GAIN_PID, GAIN_USER = 0, 1, 2, 3, 4, 5, 6
+BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE, BIAS_DCMOTOR, BIAS_SO3, BIAS_USER = 0, 1, 2, 3, 4, 5
+
+# frame alignment of a body's inertia, a geom or a site (mjtSameFrame)
+SAMEFRAME_NONE, SAMEFRAME_BODY, SAMEFRAME_INERTIA, SAMEFRAME_BODYROT, SAMEFRAME_INERTIAROT = 0, 1, 2, 3, 4
 
 # equality types (mjtEq)
 EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
