@@ -275,7 +275,8 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     from rigidsim.engine.simulator import Simulator
 
     t_build = time.perf_counter()
-    sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only)
+    sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only,
+                    pair_options=resolved)
     sim.reset(**{k: np.asarray(v) for k, v in state.items()})
     sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
     t0 = time.perf_counter()

@@ -41,3 +41,19 @@ def test_arrays_and_strides_follow_the_table():
             # the stride a kernel uses to go from env b's rows to env b + 1's is the array's per-env size
             assert opt_i[L.STR[name]] == a[0].size, name
     assert len(set(L.STR.values())) == len(L.STR) and max(L.STR.values()) < L.NOPT_I
+
+
+def test_put_model_packs_the_collision_pair_table():
+    """put_model holds the pair table of engine.collision_pairs for the options it is given."""
+    from rigidsim.engine.collision_pairs import PAIR_OPTIONS, collision_pairs
+
+    model = load_scene("falling_objects")
+    for extra in ({}, {"enable_self_collision": False}, {"enable_collision": False}):
+        r = {**PAIR_OPTIONS, **extra}
+        pairs, explicit = collision_pairs(model, r)
+        mp = D.put_model(model, np.float64, r)
+        n = mp["opt_i"][L.SZ_NPAIR]
+        assert n == len(pairs)
+        np.testing.assert_array_equal(mp["pair_i"][:n, L.PAIR_GEOM1:L.PAIR_GEOM2 + 1], pairs)
+        np.testing.assert_array_equal(mp["pair_i"][:n, L.PAIR_EXPLICIT], explicit)
+    assert len(collision_pairs(model, PAIR_OPTIONS)[0]) > 0  # the scene does collide

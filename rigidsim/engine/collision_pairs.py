@@ -88,6 +88,11 @@ def _touching_at_qpos0(model: M.Model, g1: np.ndarray, g2: np.ndarray) -> np.nda
     return out
 
 
+# the options the table reads, at RigidOptions' defaults (for callers without resolved options)
+PAIR_OPTIONS = {"enable_collision": True, "disable_constraint": False, "enable_adjacent_collision": False,
+                "enable_self_collision": True, "enable_neutral_collision": False}
+
+
 def collision_pairs(model: M.Model, r: Mapping[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
     """The candidate geom pairs ``int32 [npair, 2]`` (geom1 < geom2, sorted) and, parallel to them, a bool array
     saying whether each pair comes from an explicit ``<pair>`` element. `r` is the resolved options dict."""

@@ -13,11 +13,13 @@ sizes travel in ``opt_i``.
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from rigidsim.engine import collision_pairs as CP
 from rigidsim.engine import layout as L
+from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError
 from rigidsim import model as M
 
@@ -98,8 +100,10 @@ def _rows(n: int) -> int:
     return max(int(n), 1)
 
 
-def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
-    """The packed model arrays, keyed by the kernels' argument names (`kernels.MODEL_ARGS`)."""
+def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:
+    """The packed model arrays, keyed by the kernels' argument names (`layout.MODEL_ARGS`). `pair_options`:
+    the resolved options the collision pair table reads (`collision_pairs.PAIR_OPTIONS`, their defaults
+    when None)."""
     f, i32 = fdtype, np.int32
     nbody, njnt, nv, ngeom, nsite, nu, nq = (model.nbody, model.njnt, model.nv, model.ngeom, model.nsite, model.nu,
                                              model.nq)
@@ -219,6 +223,12 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
         wrap_i[:nwrap][site, L.WRAP_BODYID] = np.asarray(model.site_bodyid)[np.asarray(model.wrap_objid)[site]]
         wrap_f[:nwrap, L.WRAP_PRM] = model.wrap_prm
 
+    pairs, explicit = collision_pairs(model, {**CP.PAIR_OPTIONS, **(pair_options or {})})
+    npair = len(pairs)
+    pair_i = np.zeros((_rows(npair), L.NPAIR_I), i32)
+    pair_i[:npair, L.PAIR_GEOM1:L.PAIR_GEOM2 + 1] = pairs
+    pair_i[:npair, L.PAIR_EXPLICIT] = explicit
+
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0
     qpos_f[:nq, L.QPOS_SPRING] = model.qpos_spring
@@ -233,20 +243,21 @@ def put_model(model: M.Model, fdtype) -> Dict[str, np.ndarray]:
     opt_f[L.OPT_VISCOSITY] = opt.viscosity
     opt_i = np.zeros(L.NOPT_I, i32)
     opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
-           L.SZ_NM, L.SZ_NTENDON]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap, model.nM, nten]
+           L.SZ_NM, L.SZ_NTENDON, L.SZ_NPAIR]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap,
+                                                 model.nM, nten, npair]
     opt_i[L.OPT_DISABLEFLAGS] = flags
     opt_i[L.OPT_EULERDAMP] = int(not (flags & L.DSBL_EULERDAMP) and not (flags & L.DSBL_DAMPER)
                                  and bool(np.any(model.dof_damping > 0)))
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
     opt_i[L.OPT_JACROW] = jacrow
-    sizes = array_sizes(model)
+    sizes = dict(array_sizes(model), npair=npair)
     for name, rows, cols in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates
             opt_i[L.STR[name]] = _rows(sizes[rows]) * (_rows(sizes[cols]) if isinstance(cols, str) else cols)
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, opt_f=opt_f, opt_i=opt_i)
+               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, pair_i=pair_i, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
         a = out[name]
@@ -302,7 +313,8 @@ def rk_width(model: M.Model) -> int:
 
 def array_sizes(model: M.Model) -> Dict[str, int]:
     """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
-    rk (RK4's stage storage per env) and nrow (rows of ten / ten_J: tendons, moment rows, scratch)."""
+    rk (RK4's stage storage per env) and nrow (rows of ten / ten_J: tendons, moment rows, scratch); put_model
+    adds npair, the rows of the collision pair table, which depends on options."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1])

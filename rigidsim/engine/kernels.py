@@ -95,8 +95,8 @@ def kinematics_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
-    opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
+    opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
@@ -110,7 +110,7 @@ def kinematics_kernel(
             kinematics(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J),
                 # <<< generated
@@ -122,8 +122,8 @@ def forward_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
-    opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
+    opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
@@ -137,7 +137,7 @@ def forward_kernel(
             forward(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J),
                 # <<< generated
@@ -254,8 +254,8 @@ def rollout_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, opt_f: ND,
-    opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
+    opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
@@ -272,7 +272,7 @@ def rollout_kernel(
             _rollout_env(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J),
                 # <<< generated

@@ -72,6 +72,12 @@ NWRAP_I = 3
 WRAP_PRM = 0
 NWRAP_F = 1
 
+# ----------------------------------------------------------------------------- model: candidate collision pairs
+# the pair table of `collision_pairs`, computed once at put_model: geom1 < geom2, sorted; PAIR_EXPLICIT: 1 for a
+# pair from an explicit <pair> element
+PAIR_GEOM1, PAIR_GEOM2, PAIR_EXPLICIT = 0, 1, 2
+NPAIR_I = 3
+
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
 NQPOS_F = 2
@@ -81,9 +87,10 @@ OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
 NOPT_F = 9
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
+SZ_NPAIR = 16  # rows of pair_i
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 16
+OPT_STRIDES = 17
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -193,6 +200,7 @@ MODEL_ARRAYS = (
     ("qpos_f", "nq", NQPOS_F, "f"),
     ("ten_f", "ntendon", NTEN_F, "f"), ("ten_i", "ntendon", NTEN_I, "i"),
     ("wrap_f", "nwrap", NWRAP_F, "f"), ("wrap_i", "nwrap", NWRAP_I, "i"),
+    ("pair_i", "npair", NPAIR_I, "i"),
     ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
 )
 MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)

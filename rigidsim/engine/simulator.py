@@ -37,7 +37,7 @@ PARALLEL_MIN_ITERS = 2048  # Taichi's CPU range-for runs serially below about a 
 
 class Simulator:
     def __init__(self, model: Model, n_envs: int, precision: int = 64, backend: str = "cpu",
-                 kinematics_only: bool = False):
+                 kinematics_only: bool = False, pair_options=None):
         # kinematics_only: the caller reads positions alone (xpos, xquat, ...), which every model supports;
         # forces and accelerations of features the engine refuses would be wrong, so they must not be read
         if not kinematics_only:
@@ -56,7 +56,7 @@ class Simulator:
         self.backend = backend
         self.integrator = D.integrator_of(model)
         self.dtype = np.float64 if precision == 64 else np.float32
-        mp = D.put_model(model, self.dtype)
+        mp = D.put_model(model, self.dtype, pair_options)  # pair_options: the resolved options
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in kernels.MODEL_ARGS)
         self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
