@@ -316,7 +316,7 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
                 steps_done = int(steps[-1])
                 if progress is not None:
                     progress(steps_done, a.steps, time.perf_counter() - t0)
-                if intr.hit:
+                if intr.hit and steps_done < a.steps:  # a signal during the last launch: the run is complete
                     what = "interrupted" if intr.signum == signal.SIGINT else f"stopped by {signal.Signals(intr.signum).name}"
                     message = f"{what} after step {steps_done}: wrote {frames} frames to {out} (complete=false)"
                     break

@@ -59,7 +59,11 @@ def sha256_of(path: str | Path) -> str:
 
 
 def _chunk_rows(row_bytes: int, max_rows: int) -> int:
-    return int(max(1, min(max_rows, _CHUNK_BYTES // max(1, row_bytes))))
+    """Rows per chunk: about _CHUNK_BYTES, and the run's rows split evenly (HDF5 allocates whole chunks, so the
+    last one of a complete run is not mostly empty)."""
+    rows = int(max(1, min(max_rows, _CHUNK_BYTES // max(1, row_bytes))))
+    n_chunks = -(-max(1, max_rows) // rows)
+    return -(-max(1, max_rows) // n_chunks)
 
 
 def expected_frames(n_steps: int, every: int) -> int:
