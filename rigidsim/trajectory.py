@@ -46,7 +46,7 @@ MODEL_NAMES = {"body_names": "body", "joint_names": "jnt", "geom_names": "geom",
 COMPRESSIONS = {"none": {}, "lzf": dict(compression="lzf", shuffle=True),
                 "gzip": dict(compression="gzip", compression_opts=4, shuffle=True)}
 DEFAULT_COMPRESSION = "none"
-_CHUNK_BYTES = 512 << 10  # target chunk size: a block write covers whole chunks but the first and last
+_CHUNK_BYTES = 128 << 10  # target chunk size (measured best of 64 KiB - 1 MiB for none, lzf and gzip)
 _CACHE_BYTES = 4 << 20  # per-dataset chunk cache: holds the partly written chunk between two blocks
 
 
