@@ -82,15 +82,15 @@ def check_out(out: str | Path) -> None:
     if not parent.exists():
         raise InputError(f"the folder of --out {out} does not exist", where="--out")
     if not parent.is_dir():
-        raise InputError(f"cannot write --out {out}: {parent} is not a folder", where="--out")
+        raise InputError(f"cannot write {out}: {parent} is not a folder", where="--out")
     if out.exists() and not os.access(out, os.W_OK):
-        raise InputError(f"cannot write --out {out}: the file exists and is read-only; it was left untouched. "
+        raise InputError(f"cannot write {out}: the file exists and is read-only; it was left untouched. "
                          f"Choose another path or make it writable.", where="--out")
     probe = parent / f".{out.name}.probe-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError as e:
-        raise InputError(f"cannot write --out {out}: cannot create a file in {parent} ({e.strerror}). "
+        raise InputError(f"cannot write {out}: cannot create a file in {parent} ({e.strerror}). "
                          f"Choose a writable path.", where="--out") from None
     os.close(fd)
     os.unlink(probe)
@@ -115,7 +115,7 @@ class TrajectoryWriter:
         try:
             self.f = h5py.File(self.tmp, "w", libver="earliest", track_order=False, rdcc_nbytes=_CACHE_BYTES)
         except OSError as e:
-            raise InputError(f"cannot write --out {self.out}: cannot create {self.tmp} ({e})", where="--out") from None
+            raise InputError(f"cannot write {self.out}: cannot create {self.tmp} ({e})", where="--out") from None
         a = self.f.attrs
         a["format"] = FORMAT
         a["format_version"] = np.int64(FORMAT_VERSION)
