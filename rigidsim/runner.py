@@ -20,7 +20,8 @@ from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
 from rigidsim import model as M
-from rigidsim.trajectory import DEFAULT_RECORD, RECORDABLE, TrajectoryWriter
+from rigidsim.trajectory import (COMPRESSIONS, DEFAULT_COMPRESSION, DEFAULT_RECORD, RECORDABLE, TrajectoryWriter,
+                                 check_out)
 
 
 @dataclasses.dataclass
@@ -39,6 +40,7 @@ class RunArgs:
     backend: str = "cpu"
     seed: int = 0
     quiet: bool = False
+    compression: str = DEFAULT_COMPRESSION
 
 
 @dataclasses.dataclass
@@ -50,6 +52,7 @@ class RunResult:
     seconds: float
     build_seconds: float = 0.0
     message: str = ""
+    exit_code: int = 0  # 130 after SIGINT, 143 after SIGTERM (the run stopped early, the file is complete=false)
 
 
 def parse_record(text: Optional[str]) -> tuple:
@@ -214,27 +217,41 @@ def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
 
 
 class _Interrupt:
-    """Turns SIGINT into a flag checked between frames, so the file is closed cleanly."""
+    """Turns SIGINT (Ctrl-C) and SIGTERM (kill, a cluster scheduler) into a flag checked between blocks of
+    frames, so the file is closed cleanly with every finished frame. A second Ctrl-C stops at once (the
+    file is still closed); once `closing` is set, signals only set the flag."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.hit = False
-        self._old = None
+        self.signum = 0
+        self.closing = False
+        self.writing = False  # a block is being written: a second Ctrl-C waits for it, so the file stays whole
+        self._old = {}
 
     def __enter__(self):
-        try:
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        except ValueError:  # not the main thread
-            self._old = None
+        for sig in self.SIGNALS:
+            try:
+                self._old[sig] = signal.signal(sig, self._handler)
+            except ValueError:  # not the main thread
+                pass
         return self
 
     def _handler(self, signum, frame):
-        if self.hit:  # a second Ctrl-C: stop now
+        if self.hit and signum == signal.SIGINT and not (self.closing or self.writing):  # a second Ctrl-C: stop now
             raise KeyboardInterrupt
-        self.hit = True
+        if not self.hit:
+            self.hit, self.signum = True, signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.signum)
 
     def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
         return False
 
 
@@ -251,11 +268,11 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     precision = a.precision if a.precision is not None else (64 if backend == "cpu" else 32)
     if precision not in (32, 64):
         raise InputError(f"--precision must be 32 or 64, got {precision}", where="--precision")
+    if a.compression not in COMPRESSIONS:
+        raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, got '{a.compression}'",
+                         where="--compression")
     out = Path(a.out)
-    if out.is_dir():
-        raise InputError(f"--out {out} is a directory, expected a file path", where="--out")
-    if not out.parent.exists():
-        raise InputError(f"the folder of --out {out} does not exist", where="--out")
+    check_out(out)  # before the engine is built: an unwritable path is known in a second, not after compiling
     model = load_scene(a.scene)
     file_opts = opts.load_yaml(a.options) if a.options else {}
     set_opts = opts.parse_set(a.sets)
@@ -282,34 +299,43 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     t0 = time.perf_counter()
     build_seconds = t0 - t_build
 
-    writer = TrajectoryWriter(
-        out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
-        dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
-        float_dtype=np.float64 if precision == 64 else np.float32,
-        extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
-    frames, complete, message = 0, False, ""
-    try:
-        with _Interrupt() as intr:
-            for frame in sim.rollout(a.steps, every=a.every, ctrl=ctrl):
-                writer.add_frame(frame)
-                frames += 1
+    frames, steps_done, complete, message = 0, 0, False, ""
+    fields = [k for k in record if k != "contacts"]
+    with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
+        writer = TrajectoryWriter(
+            out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
+            dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
+            float_dtype=np.float64 if precision == 64 else np.float32, compression=a.compression,
+            extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
+        try:
+            # one block per engine launch, written with one dataset write per field: no Python per frame
+            for steps, block in sim.rollout_blocks(a.steps, every=a.every, ctrl=ctrl):
+                f = sim.fields(block)
+                intr.writing = True
+                writer.add_block(f["time"][:, 0], {k: f[k] for k in fields})
+                intr.writing = False
+                frames += len(steps)
+                steps_done = int(steps[-1])
                 if progress is not None:
-                    progress(min(frames - 1, a.steps // a.every) * a.every, a.steps, time.perf_counter() - t0)
-                if intr.hit:
-                    message = (f"interrupted after step {(frames - 1) * a.every}: wrote {frames} frames to {out} "
-                               f"(complete=false)")
+                    progress(steps_done, a.steps, time.perf_counter() - t0)
+                if intr.hit and steps_done < a.steps:  # a signal during the last launch: the run is complete
+                    what = "interrupted" if intr.signum == signal.SIGINT else f"stopped by {signal.Signals(intr.signum).name}"
+                    message = f"{what} after step {steps_done}: wrote {frames} frames to {out} (complete=false)"
                     break
             else:
                 complete = True
-    except SimulationError as e:
-        writer.close(False)
-        msg = str(e).rstrip(".")
-        raise SimulationError(f"{msg}. Wrote the {frames} frames before it to {out} (complete=false).",
-                              step=e.step, env=e.env) from None
-    except BaseException:
-        writer.close(False)
-        raise
-    writer.close(complete)
-    return RunResult(out=out, frames=frames, steps_done=(frames - 1) * a.every if frames else 0,
-                     complete=complete, seconds=time.perf_counter() - t0, build_seconds=build_seconds,
-                     message=message)
+        except SimulationError as e:
+            intr.closing = True
+            writer.close(False)
+            msg = str(e).rstrip(".")
+            raise SimulationError(f"{msg}. Wrote the {frames} frames before it to {out} (complete=false).",
+                                  step=e.step, env=e.env) from None
+        except BaseException:
+            intr.closing = True
+            writer.close(False)
+            raise
+        intr.closing = True
+        writer.close(complete)
+    return RunResult(out=out, frames=frames, steps_done=steps_done, complete=complete,
+                     seconds=time.perf_counter() - t0, build_seconds=build_seconds, message=message,
+                     exit_code=intr.exit_code if message else 0)

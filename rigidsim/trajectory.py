@@ -1,7 +1,9 @@
 """The trajectory file of SPEC.md (HDF5, format_version 1): a streaming writer.
 
-Frames are buffered in small blocks and appended to chunked, compressed
-datasets as the run goes, so memory does not grow with the number of steps.
+The engine hands over blocks of frames ([n, B, ...] per field); each block is
+appended with one dataset write per field to chunked datasets (uncompressed
+by default; lzf or gzip on request), as the run goes, so memory does not
+grow with the number of steps and no Python runs per frame.
 The file is written under a temporary name beside the target and renamed
 when closed; an interrupted or failed run still leaves a readable file with
 ``complete = false`` and every finished frame.
@@ -12,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import h5py
 import numpy as np
 
 from rigidsim import __version__
+from rigidsim.errors import InputError
 from rigidsim.model import Model
 
 FORMAT = "rigidsim-trajectory"
@@ -38,8 +41,13 @@ MODEL_ARRAYS = (
 MODEL_SIZES = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "neq")
 MODEL_NAMES = {"body_names": "body", "joint_names": "jnt", "geom_names": "geom", "actuator_names": "actuator"}
 
-_COMPRESS = dict(compression="gzip", compression_opts=4, shuffle=True)
-_BLOCK_BYTES = 4 << 20  # flush buffered frames at about this size
+# --compression: HDF5 filters per dataset. "none" (the default) keeps up with the engine; gzip costs about
+# 40 MB/s of float64 state per core on data that does not repeat (see benchmarks/bench_record.py)
+COMPRESSIONS = {"none": {}, "lzf": dict(compression="lzf", shuffle=True),
+                "gzip": dict(compression="gzip", compression_opts=4, shuffle=True)}
+DEFAULT_COMPRESSION = "none"
+_CHUNK_BYTES = 128 << 10  # target chunk size (measured best of 64 KiB - 1 MiB for none, lzf and gzip)
+_CACHE_BYTES = 4 << 20  # per-dataset chunk cache: holds the partly written chunk between two blocks
 
 
 def sha256_of(path: str | Path) -> str:
@@ -50,16 +58,50 @@ def sha256_of(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _chunk_rows(row_bytes: int) -> int:
-    return int(max(1, min(1024, (256 << 10) // max(1, row_bytes))))
+def _chunk_rows(row_bytes: int, max_rows: int) -> int:
+    """Rows per chunk: about _CHUNK_BYTES, and the run's rows split evenly (HDF5 allocates whole chunks, so the
+    last one of a complete run is not mostly empty)."""
+    rows = int(max(1, min(max_rows, _CHUNK_BYTES // max(1, row_bytes))))
+    n_chunks = -(-max(1, max_rows) // rows)
+    return -(-max(1, max_rows) // n_chunks)
+
+
+def expected_frames(n_steps: int, every: int) -> int:
+    """T of SPEC.md: n_steps // every + 1, plus the final state when every does not divide n_steps."""
+    return n_steps // every + 1 + (1 if n_steps % every else 0)
+
+
+def check_out(out: str | Path) -> None:
+    """Refuse an --out that cannot be written (InputError), without touching an existing file: the folder
+    must exist and take a new file (the writer's temporary file is made there and renamed), and an
+    existing file must be writable."""
+    out = Path(out)
+    parent = out.parent
+    if out.is_dir():
+        raise InputError(f"--out {out} is a directory, expected a file path", where="--out")
+    if not parent.exists():
+        raise InputError(f"the folder of --out {out} does not exist", where="--out")
+    if not parent.is_dir():
+        raise InputError(f"cannot write {out}: {parent} is not a folder", where="--out")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise InputError(f"cannot write {out}: the file exists and is read-only; it was left untouched. "
+                         f"Choose another path or make it writable.", where="--out")
+    probe = parent / f".{out.name}.probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as e:
+        raise InputError(f"cannot write {out}: cannot create a file in {parent} ({e.strerror}). "
+                         f"Choose a writable path.", where="--out") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 class TrajectoryWriter:
-    """Write one run. Use as a context manager; call `add_frame` per frame, `finish()` on success."""
+    """Write one run: `add_block` per block of frames (or `add_frame`), then `close(complete)`."""
 
     def __init__(self, out: str | Path, model: Model, *, scene: str, scene_path: str | Path, options_yaml: str, dt: float,
                  n_envs: int, n_steps: int, every: int, record: Sequence[str], float_dtype=np.float64,
-                 extra_attrs: Optional[Mapping[str, object]] = None):
+                 extra_attrs: Optional[Mapping[str, object]] = None, compression: str = DEFAULT_COMPRESSION):
         self.out = Path(out)
         self.tmp = self.out.with_name(f".{self.out.name}.tmp-{os.getpid()}")
         self.record = tuple(record)
@@ -67,10 +109,13 @@ class TrajectoryWriter:
         self.fdt = np.dtype(float_dtype)
         self.frames = 0
         self.n_contacts = 0
-        self._buf: Dict[str, List[np.ndarray]] = {}
-        self._buf_bytes = 0
+        self._filters = COMPRESSIONS[compression]
+        self._max_rows = expected_frames(int(n_steps), int(every))
         self._closed = False
-        self.f = h5py.File(self.tmp, "w", libver="earliest", track_order=False)
+        try:
+            self.f = h5py.File(self.tmp, "w", libver="earliest", track_order=False, rdcc_nbytes=_CACHE_BYTES)
+        except OSError as e:
+            raise InputError(f"cannot write {self.out}: cannot create {self.tmp} ({e})", where="--out") from None
         a = self.f.attrs
         a["format"] = FORMAT
         a["format_version"] = np.int64(FORMAT_VERSION)
@@ -95,20 +140,25 @@ class TrajectoryWriter:
                 self._mk(name, shapes[name], fd)
         if "contacts" in self.record:
             g = self.f.create_group("contacts")
-            off = g.create_dataset("offsets", shape=(1,), maxshape=(None,), dtype=np.int64,
-                                   chunks=(max(1024, B),), **_COMPRESS)
+            # offsets: B rows per frame
+            off = self._mk("contacts/offsets", (), np.int64, max_rows=self._max_rows * B + 1)
+            off.resize((1,))
             off[0] = 0
             for name, shape, dt_ in (("geom", (2,), np.int32), ("body", (2,), np.int32), ("position", (3,), fd),
                                      ("normal", (3,), fd), ("penetration", (), fd), ("force", (3,), fd)):
                 g.create_dataset(name, shape=(0,) + shape, maxshape=(None,) + shape, dtype=dt_,
-                                 chunks=(4096,) + shape, **_COMPRESS)
+                                 chunks=(4096,) + shape, **self._filters)
 
     # -- setup -------------------------------------------------------------
-    def _mk(self, name: str, row_shape, dtype):
-        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * np.dtype(dtype).itemsize if row_shape else 8
-        self.f.create_dataset(name, shape=(0,) + tuple(row_shape), maxshape=(None,) + tuple(row_shape),
-                              dtype=dtype, chunks=(_chunk_rows(row_bytes),) + tuple(max(1, s) for s in row_shape),
-                              **_COMPRESS)
+    def _mk(self, name: str, row_shape, dtype, max_rows: Optional[int] = None):
+        """An extendable dataset [0, *row_shape], chunked by whole rows; a zero-size axis (a model with no
+        dofs: qpos [T, B, 0]) is left unlimited, as HDF5 wants a chunk of at least 1 on every axis."""
+        row_shape = tuple(int(x) for x in row_shape)
+        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        rows = _chunk_rows(row_bytes, max_rows or self._max_rows)
+        return self.f.create_dataset(name, shape=(0,) + row_shape, maxshape=(None,) + tuple(x or None for x in row_shape),
+                                     dtype=dtype, chunks=(rows,) + tuple(max(1, x) for x in row_shape),
+                                     **self._filters)
 
     def _write_model(self, model: Model) -> None:
         g = self.f.create_group("model")
@@ -121,58 +171,55 @@ class TrajectoryWriter:
             g.create_dataset(name, data=np.asarray(model.arrays[name]))
 
     # -- frames ------------------------------------------------------------
-    def add_frame(self, frame: Mapping[str, np.ndarray]) -> None:
-        """Buffer one frame: 'time' [B] (env 0's is stored), the recorded fields [B, ...], and
-        optionally 'contacts': a dict of per-env lists / CSR arrays (see `contacts_csr`)."""
-        self._push("time", np.asarray(frame["time"], dtype=np.float64).reshape(-1)[:1])
-        for name in self.record:
-            if name == "contacts":
-                continue
-            arr = np.asarray(frame[name], dtype=self.fdt)[None]
-            self._push(name, arr)
-        if "contacts" in self.record:
-            c = frame.get("contacts")
-            counts = np.zeros(self.B, np.int64) if c is None else np.asarray(c["count"], np.int64)
-            self._push("contacts/counts", counts)
-            if c is not None and counts.sum() > 0:
-                for k in ("geom", "body", "position", "normal", "penetration", "force"):
-                    self._push(f"contacts/{k}", np.asarray(c[k]))
-        self.frames += 1
-        if self._buf_bytes >= _BLOCK_BYTES:
-            self.flush()
-
-    def _push(self, key: str, arr: np.ndarray) -> None:
-        self._buf.setdefault(key, []).append(arr)
-        self._buf_bytes += arr.nbytes
-
-    def flush(self) -> None:
-        if not self._buf:
-            return
-        for key, parts in self._buf.items():
-            if key == "contacts/counts":
-                counts = np.concatenate(parts)
-                ds = self.f["contacts/offsets"]
-                n0 = ds.shape[0]
-                ds.resize((n0 + counts.size,))
-                ds[n0:] = self.n_contacts + np.cumsum(counts)
-                self.n_contacts += int(counts.sum())
-                continue
-            data = np.concatenate(parts, axis=0)
-            ds = self.f[key]
-            n0 = ds.shape[0]
-            ds.resize((n0 + data.shape[0],) + ds.shape[1:])
+    def _append(self, key: str, data: np.ndarray) -> None:
+        """One dataset write: resize, then write the rows (none for a zero-size row)."""
+        ds = self.f[key]
+        n0 = ds.shape[0]
+        ds.resize((n0 + data.shape[0],) + ds.shape[1:])
+        if data.size:
             ds[n0:] = data
-        self._buf.clear()
-        self._buf_bytes = 0
-        self.f.flush()
+
+    def add_block(self, time: np.ndarray, fields: Mapping[str, np.ndarray],
+                  contacts: Optional[Mapping[str, np.ndarray]] = None) -> None:
+        """Append n frames at once: `time` [n] (env 0's), each recorded field [n, B, ...] (views are fine:
+        they are written before this returns), `contacts` None (no contacts) or a dict with 'count' [n, B]
+        and the rows of every contact of the block, in frame then env order."""
+        time = np.asarray(time, dtype=np.float64).reshape(-1)
+        n = time.shape[0]
+        if n == 0:
+            return
+        self._append("time", time)
+        for name in self.record:
+            if name != "contacts":
+                self._append(name, np.asarray(fields[name], dtype=self.fdt))
+        if "contacts" in self.record:
+            if contacts is None:
+                offsets = np.full(n * self.B, self.n_contacts, np.int64)
+            else:
+                counts = np.asarray(contacts["count"], np.int64).reshape(-1)
+                offsets = self.n_contacts + np.cumsum(counts)
+                if counts.sum():
+                    for k in ("geom", "body", "position", "normal", "penetration", "force"):
+                        self._append(f"contacts/{k}", np.asarray(contacts[k], dtype=self.f[f"contacts/{k}"].dtype))
+                self.n_contacts = int(offsets[-1])
+            self._append("contacts/offsets", offsets)
+        self.frames += n
+
+    def add_frame(self, frame: Mapping[str, np.ndarray]) -> None:
+        """Append one frame: 'time' [B] (env 0's is stored), the recorded fields [B, ...], and optionally
+        'contacts' as in `add_block` with 'count' [B]."""
+        c = frame.get("contacts")
+        if c is not None:
+            c = dict(c, count=np.asarray(c["count"]).reshape(1, -1))
+        self.add_block(np.asarray(frame["time"], dtype=np.float64).reshape(-1)[:1],
+                       {k: np.asarray(frame[k])[None] for k in self.record if k != "contacts"}, c)
 
     # -- closing -----------------------------------------------------------
     def close(self, complete: bool) -> Path:
-        """Flush, set `complete`, close and rename to the final path. Safe to call twice."""
+        """Set `complete` and `n_frames`, close and rename to the final path. Safe to call twice."""
         if self._closed:
             return self.out
         try:
-            self.flush()
             self.f.attrs["complete"] = bool(complete)
             self.f.attrs["n_frames"] = np.int64(self.frames)
         finally:

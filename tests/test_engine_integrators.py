@@ -205,27 +205,31 @@ def test_rollout_frames_and_step_agree():
     ctrl = _controls(mjm, n, seed=2)
     sim = Simulator(our_model(mjm), 2)
     frames = list(sim.rollout(n, every=every, ctrl=ctrl))
-    assert len(frames) == n // every + 1
+    # frames at steps 0, 3, 6, 9, and the final state at step 10 (SPEC: every does not divide n)
+    steps = [0, 3, 6, 9, 10]
+    assert len(frames) == n // every + 2 == len(steps)
     h = mjm.opt.timestep
-    np.testing.assert_allclose([f["time"][0] for f in frames], [t * every * h for t in range(len(frames))])
+    np.testing.assert_allclose([f["time"][0] for f in frames], [s * h for s in steps], rtol=1e-14, atol=0)
     keys = {"time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat"}
     assert set(frames[0]) == keys
     assert frames[1]["xpos"].shape == (2, mjm.nbody, 3) and frames[1]["xquat"].shape == (2, mjm.nbody, 4)
-    # frame t is the state after t*every steps, with qacc from the forward pass at that state
+    # frame t is the state after steps[t] steps, with qacc from the forward pass at that state
     ref = Simulator(our_model(mjm), 2)
     at = Simulator(our_model(mjm), 2)
     for t, f in enumerate(frames):
         if t:
-            ref.step(every, ctrl=ctrl[(t - 1) * every:t * every])
+            ref.step(steps[t] - steps[t - 1], ctrl=ctrl[steps[t - 1]:steps[t]])
         assert np.array_equal(ref.get("qpos"), f["qpos"]) and np.array_equal(ref.get("qvel"), f["qvel"])
-        np.testing.assert_array_equal(f["ctrl"], np.broadcast_to(ctrl[t * every], (2, mjm.nu)))
+        if steps[t] < n:
+            np.testing.assert_array_equal(f["ctrl"], np.broadcast_to(ctrl[steps[t]], (2, mjm.nu)))
+        else:  # the final state holds the last step's ctrl
+            np.testing.assert_array_equal(f["ctrl"], np.broadcast_to(ctrl[n - 1], (2, mjm.nu)))
         at.reset(qpos=f["qpos"], qvel=f["qvel"], act=f["act"], ctrl=f["ctrl"])
         at.forward()
         assert np.array_equal(at.get("qacc"), f["qacc"])
         assert np.array_equal(at.get("xpos"), f["xpos"])
-    # the state after the rollout is the one after n steps (n not a multiple of every)
-    ref.step(n - (len(frames) - 1) * every, ctrl=ctrl[(len(frames) - 1) * every:])
-    assert np.array_equal(ref.get("qpos"), sim.get("qpos"))
+    # the last frame is the state after the rollout
+    assert np.array_equal(frames[-1]["qpos"], sim.get("qpos"))
 
 
 def test_rollout_streams_in_chunks(monkeypatch):
@@ -239,6 +243,31 @@ def test_rollout_streams_in_chunks(monkeypatch):
     assert len(whole) == len(chunked) == 41
     for a, b in zip(whole, chunked):
         assert np.array_equal(a["qpos"], b["qpos"]) and np.array_equal(a["qacc"], b["qacc"])
+
+
+def test_rollout_blocks_match_frames_when_every_does_not_divide(monkeypatch):
+    """Blocks of one launch each, at any buffer size: the same frames as `rollout`, steps 0, 3, ..., 39, 40."""
+    from rigidsim.engine import simulator as S
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    ctrl = _controls(mjm, 40, seed=6)
+    _, whole = _ours(mjm, ctrl, n_envs=2, every=3)
+    expect_steps = list(range(0, 40, 3)) + [40]
+    assert len(whole) == len(expect_steps) == 40 // 3 + 2
+    for budget in (1, 3 * 2 * 8 * 200, S.FRAME_BUDGET_BYTES):
+        monkeypatch.setattr(S, "FRAME_BUDGET_BYTES", budget)
+        sim = S.Simulator(our_model(mjm), 2)
+        steps, rows = [], []
+        for st, block in sim.rollout_blocks(40, every=3, ctrl=ctrl):
+            assert block.shape[0] == len(st) >= 1
+            steps += list(st)
+            f = sim.fields(block)
+            rows += [{k: v[t].copy() for k, v in f.items()} for t in range(len(st))]
+        assert steps == expect_steps, budget
+        for a, b in zip(whole, rows):
+            for k in a:
+                assert np.array_equal(a[k], b[k]), (budget, k)
+    assert np.array_equal(whole[-1]["qpos"], sim.get("qpos"))
 
 
 def test_nonfinite_env_stops_and_is_reported():

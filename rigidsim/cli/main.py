@@ -1,7 +1,7 @@
 """The `rigidsim` command line (docs/SPEC.md): run, inspect, options, scenes.
 
 This module only parses arguments, prints and maps errors to exit codes:
-2 for bad input, 1 for a failed simulation, 130 for Ctrl-C. It never shows a
+2 for bad input, 1 for a failed simulation, 130 for Ctrl-C, 143 for SIGTERM. It never shows a
 Python traceback unless RIGIDSIM_DEBUG=1 is set.
 """
 
@@ -62,13 +62,14 @@ def run(
     backend: str = typer.Option("cpu", "--backend", help="cpu, gpu or auto."),
     seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the file)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+    compression: str = typer.Option("none", "--compression", help="HDF5 compression of the trajectory: none, lzf or gzip."),
 ):
     """Simulate SCENE for --steps steps in --envs environments and write the trajectory to --out."""
     from rigidsim.runner import RunArgs, run as do_run
 
     args = RunArgs(scene=scene, options=options, steps=steps, envs=envs, out=out_path, keyframe=keyframe,
                    ctrl=ctrl, record=record, every=every, sets=sets or (), precision=precision, backend=backend,
-                   seed=seed, quiet=quiet)
+                   seed=seed, quiet=quiet, compression=compression)
     show = (not quiet) and err.is_terminal
     try:
         if show:
@@ -94,7 +95,7 @@ def run(
         _fail(e)
     if res.message:
         err.print(Text(f"rigidsim: {res.message}"), soft_wrap=True)
-        raise typer.Exit(130)
+        raise typer.Exit(res.exit_code or 130)  # 130 after Ctrl-C, 143 after SIGTERM
     if not quiet:
         rate = res.steps_done * envs / res.seconds if res.seconds > 0 else 0.0
         err.print(f"wrote {res.out}: {res.frames} frames, {steps} steps x {envs} envs in {res.seconds:.2f} s "

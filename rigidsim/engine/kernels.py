@@ -238,8 +238,9 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                             for i in range(nv):
                                 if not _check(d.qacc[b, i], 3, b, gs, status):
                                     alive = 0
-                        if alive and record != 0 and gs % every == 0:
-                            _record(m, d, b, frames, gs // every - frame0)
+                        # every every-th step, and the final state when every does not divide the run
+                        if alive and record != 0 and (gs % every == 0 or s == nsteps):
+                            _record(m, d, b, frames, (gs + every - 1) // every - frame0)
                     if ti.static(integrator == INT_RK4):
                         if s < nsteps:
                             rk_store(m, d, b, stage)

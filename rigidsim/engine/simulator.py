@@ -6,11 +6,15 @@
     sim.step(nstep=1, ctrl=None)
     sim.get("xpos")                      # [B, nbody, 3], a copy
     for frame in sim.rollout(nstep, every=1, ctrl=None): ...
+    for steps, block in sim.rollout_blocks(nstep, every=1, ctrl=None): sim.fields(block)
 
 Each env evolves exactly as a single-env run with the same start and
 controls: envs share nothing, and each is advanced serially inside one
-kernel thread. `rollout` runs chunks of steps per launch and streams frames
-from an in-kernel buffer; an env whose state turns non-finite stops, the
+kernel thread. `rollout_blocks` runs chunks of steps per launch and hands
+over the frames of each launch as one block of the in-kernel buffer
+([frames, B, width], no per-frame Python); `rollout` splits them into
+per-frame dicts. The last frame is the final state even when `every` does
+not divide `nstep`; an env whose state turns non-finite stops, the
 frames finished before the failure are yielded, then `SimulationError`
 names the step and env.
 """
@@ -18,7 +22,7 @@ names the step and env.
 from __future__ import annotations
 
 import time
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 import numpy as np
 
@@ -184,8 +188,12 @@ class Simulator:
             if f is not None:
                 raise SimulationError(f[2], step=f[0], env=f[1])
 
-    def rollout(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Dict[str, np.ndarray]]:
-        """Advance `nstep` steps, yielding frames 0, every, 2*every, ... (T = nstep // every + 1)."""
+    def rollout_blocks(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        """Advance `nstep` steps, yielding the recorded frames a launch at a time as ``(steps, block)``:
+        ``steps`` [n] (int64) the step of each frame, ``block`` [n, B, width] the frames (split it with
+        `fields`). The frames are 0, every, 2*every, ..., and the final state at step `nstep` when every
+        does not divide it: T = nstep // every + 1, plus one. ``block`` is a view of the engine's frame
+        buffer, valid until the generator is resumed."""
         nstep, every = int(nstep), int(every)
         if nstep < 0 or every < 1:
             raise ValueError("nstep must be >= 0 and every >= 1")
@@ -196,7 +204,7 @@ class Simulator:
         span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
         # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
         buf = self._dev(np.zeros((fc + 2, B, self._fwidth), self.dtype))
-        final_frame = nstep // every if nstep % every == 0 else -1
+        final_frame = -(-nstep // every)  # the kernel's index of the state after the last step
         s0 = 0
         n_next = 1  # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS
         while True:
@@ -214,24 +222,37 @@ class Simulator:
             # frames recorded in this launch: steps in [s0, s0+n) that are multiples of every, and the final one
             first = -(-s0 // every)
             stop = (s0 + n - 1) // every if n > 0 else first - 1
-            frames = list(range(first, stop + 1))
-            if last and final_frame >= 0 and (not frames or frames[-1] != final_frame):
-                frames.append(final_frame)
+            idx = list(range(first, stop + 1))
+            steps = [t * every for t in idx]
+            if last and (not idx or idx[-1] != final_frame):
+                idx.append(final_frame)
+                steps.append(nstep)
             fail = self._failure()
-            host = self._host(buf) if frames else None
-            for t in frames:
-                if fail is not None and t * every >= fail[0]:
-                    break
-                yield self._frame(host[t - frame0])
+            if fail is not None:  # only the frames before the failing step are complete
+                keep = sum(1 for st in steps if st < fail[0])
+                idx, steps = idx[:keep], steps[:keep]
+            if idx:
+                host = self._host(buf)
+                lo = idx[0] - frame0  # the frames of a launch are consecutive rows of the buffer
+                yield np.asarray(steps, np.int64), host[lo:lo + len(idx)]
             if fail is not None:
                 raise SimulationError(fail[2], step=fail[0], env=fail[1])
             if last:
                 return
             s0 += n
 
-    def _frame(self, row: np.ndarray) -> Dict[str, np.ndarray]:
+    def fields(self, block: np.ndarray) -> Dict[str, np.ndarray]:
+        """Split frames [n, B, width] into views: 'time' [n, B], and each field [n, B, ...]."""
+        n = block.shape[0]
         out = {}
-        for k, (off, n, shape) in self._layout.items():
-            v = row[:, off:off + n]
-            out[k] = np.array(v[:, 0] if k == "time" else v.reshape((self.n_envs,) + shape), copy=True)
+        for k, (off, w, shape) in self._layout.items():
+            v = block[:, :, off:off + w]
+            out[k] = v[:, :, 0] if k == "time" else v.reshape((n, self.n_envs) + shape)
         return out
+
+    def rollout(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Dict[str, np.ndarray]]:
+        """`rollout_blocks` a frame at a time: each frame a dict of copies, 'time' [B] and fields [B, ...]."""
+        for _, block in self.rollout_blocks(nstep, every, ctrl):
+            f = self.fields(block)
+            for t in range(block.shape[0]):
+                yield {k: np.array(v[t], copy=True) for k, v in f.items()}
