@@ -143,21 +143,44 @@ def entry() -> None:
     """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
     try:
         app()
-    except SystemExit:
-        raise
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, (int, type(None))):
+            err.print(str(e.code), markup=False)
     except KeyboardInterrupt:
         err.print("rigidsim: interrupted")
-        sys.exit(130)
+        code = 130
     except RigidsimError as e:
         err.print(f"rigidsim: error: {e}", markup=False)
-        sys.exit(e.exit_code)
+        code = e.exit_code
     except Exception as e:  # an internal error: say so plainly
         if os.environ.get("RIGIDSIM_DEBUG"):
             raise
         err.print(f"rigidsim: internal error: {type(e).__name__}: {e}. Please report it "
                   f"(set RIGIDSIM_DEBUG=1 for the traceback).", markup=False)
-        sys.exit(1)
+        code = 1
+    _exit(code)
 
+
+def _exit(code: int) -> None:
+    """Leave with `code`. After the engine ran, the kernel runtime is finalised (its offline cache written)
+    and Python's exit handlers run, then the process ends without the interpreter's module teardown, which
+    costs about 0.1 s with the kernel language loaded: a tenth of a warm start. Every file is closed by
+    then (the writer closes and renames its file before `run` returns)."""
+    from rigidsim.engine import runtime
+
+    if runtime.settings() is None or os.environ.get("RIGIDSIM_SLOW_EXIT"):
+        sys.exit(code)
+    import atexit
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    runtime.finalize()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 if __name__ == "__main__":
     entry()

@@ -118,6 +118,18 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     _state = (precision, backend)
 
 
+def finalize() -> None:
+    """Finalise the runtime (compiled kernels released, the offline cache's index written); `init` is then
+    needed again."""
+    global _state
+    if _state is None:
+        return
+    from rigidsim.engine.lang import ti
+
+    ti.reset()
+    _state = None
+
+
 def settings() -> Optional[Tuple[int, str]]:
     """(precision, backend) Taichi was initialised with, or None."""
     return _state
