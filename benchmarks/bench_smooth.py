@@ -45,6 +45,7 @@ def cli_seconds(path: Path, cache: str, out_dir: str, python: str = sys.executab
     """Wall time of a fresh `python -m rigidsim run path --steps 1` process using the kernel cache `cache`."""
     env = {**os.environ, "RIGIDSIM_CACHE_DIR": cache, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(root)}
     env.pop("RIGIDSIM_CPU_THREADS", None)  # what a user runs
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed by pip: the package's bytecode is cached
     cmd = [python, "-m", "rigidsim", "run", str(path), "--steps", "1", "--set", "disable_constraint=true",
            "--out", os.path.join(out_dir, "bench.h5"), "--quiet", *extra]
     t0 = time.perf_counter()
