@@ -22,9 +22,10 @@ def cli_cmd(*args: str) -> list:
     return [sys.executable, "-m", "rigidsim", *map(str, args)]
 
 
-def rigidsim(*args, cwd=None, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run(cli_cmd(*args), cwd=cwd, env=cli_env(), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+def rigidsim(*args, cwd=None, timeout=600, env=None) -> subprocess.CompletedProcess:
+    """Run the command line; `env`: variables to set on top of `cli_env()`."""
+    return subprocess.run(cli_cmd(*args), cwd=cwd, env={**cli_env(), **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def assert_clean_error(p: subprocess.CompletedProcess, code: int = 2) -> str:

@@ -93,18 +93,27 @@ def test_signal_leaves_a_readable_partial_file(tmp_path, sig, code):
 
 
 # ---------------------------------------------------------------------------------------------- --out
-def _assert_refused_early(p, path):
+def _fresh_cache(tmp_path) -> dict:
+    """A kernel cache folder of its own: the engine creates a folder in it as soon as it starts."""
+    cache = tmp_path / "kernel-cache"
+    cache.mkdir()
+    return {"RIGIDSIM_CACHE_DIR": str(cache)}
+
+
+def _assert_refused_early(p, path, env):
     text = assert_clean_error(p, 2)
     assert "--out" in text and str(path) in text, text
-    assert "[Taichi]" not in text, "refused only after the engine was started: " + text
+    started = list(Path(env["RIGIDSIM_CACHE_DIR"]).iterdir())
+    assert not started, f"refused only after the engine was started ({started}): " + text
     return text
 
 
-def test_out_under_proc_is_bad_input():
+def test_out_under_proc_is_bad_input(tmp_path):
     """/proc takes no new file, even for root."""
     path = Path("/proc") / f"rigidsim-test-{os.getpid()}.h5"
-    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path)
-    _assert_refused_early(p, path)
+    env = _fresh_cache(tmp_path)
+    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path, env=env)
+    _assert_refused_early(p, path, env)
     assert not path.exists()
 
 
@@ -112,17 +121,19 @@ def test_out_whose_folder_is_a_file_is_bad_input(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("keep me\n")
     path = afile / "o.h5"
-    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path)
-    _assert_refused_early(p, path)
+    env = _fresh_cache(tmp_path)
+    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path, env=env)
+    _assert_refused_early(p, path, env)
     assert afile.read_text() == "keep me\n"
 
 
-def test_existing_unwritable_file_survives_untouched():
+def test_existing_unwritable_file_survives_untouched(tmp_path):
     """An existing file in a folder that takes no new file (/proc/version, even for root): refused, unchanged."""
     path = Path("/proc/version")
     before = path.read_bytes()
-    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path)
-    _assert_refused_early(p, path)
+    env = _fresh_cache(tmp_path)
+    p = rigidsim("run", "pendulum", "--steps", "5", "--out", path, env=env)
+    _assert_refused_early(p, path, env)
     assert path.read_bytes() == before
 
 
@@ -140,11 +151,14 @@ def test_read_only_existing_file_survives_untouched():
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
         env = cli_env()
         env["HOME"] = str(d)
+        env["RIGIDSIM_CACHE_DIR"] = str(d / "kernel-cache")
+        (d / "kernel-cache").mkdir(mode=0o777)
+        os.chmod(d / "kernel-cache", 0o777)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
-        text = _assert_refused_early(p, path)
+        text = _assert_refused_early(p, path, env)
         assert "read-only" in text
         assert path.read_bytes() == b"not yours\n"
-        assert sorted(x.name for x in d.iterdir()) == ["keep.h5"]
+        assert sorted(x.name for x in d.iterdir()) == ["keep.h5", "kernel-cache"]
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
