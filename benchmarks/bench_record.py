@@ -11,6 +11,9 @@ size B, and each --compression asked for, it runs `rigidsim.runner.run`
 - baseline: `--record qpos --every 100000`, the near-zero recording (frame 0
   and the final state).
 
+Both runs read the same random controls per step and env (`--ctrl`, [N, B, nu],
+seeded), so the envs' trajectories differ and the compressors see realistic data.
+
 The time compared is the simulate phase, `RunResult.seconds`: from the end of
 the engine build (Taichi compiled or loaded from the cache, the kernel
 prepared) to the output file closed and renamed. It includes creating the
@@ -68,10 +71,23 @@ def main() -> None:
           f"{os.cpu_count()} cores, {cpu_name()}, {time.strftime('%Y-%m-%d')}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="rigidsim-bench-rec-") as tmp:
+        from rigidsim.loaders import load_scene
+
+        nu = load_scene(args.scene).nu
+        ctrls = {}
+
+        def ctrl_file(B):
+            """Random controls per step and env (seeded): the envs' trajectories differ, as in real use, so a
+            compressor does not see 64 copies of one trajectory."""
+            if B not in ctrls:
+                ctrls[B] = os.path.join(tmp, f"ctrl{B}.npy")
+                np.save(ctrls[B], np.random.default_rng(0).uniform(-1, 1, size=(args.steps, B, nu)))
+            return ctrls[B] if nu else None
+
         def one(B, record, every, comp):
             out = os.path.join(tmp, "bench.h5")
             r = run(RunArgs(scene=args.scene, steps=args.steps, envs=B, out=out, record=record, every=every,
-                            sets=("disable_constraint=true",), quiet=True, compression=comp))
+                            sets=("disable_constraint=true",), quiet=True, compression=comp, ctrl=ctrl_file(B)))
             assert r.complete
             size = os.path.getsize(out)
             with h5py.File(out, "r") as f:  # bytes of recorded state
