@@ -41,12 +41,12 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "kernels"
 
 
-def source_key() -> str:
+def source_key(engine: Path = _ENGINE) -> str:
     """A hash of every source file the kernels are built from: the engine package and the Model contract
     (whose enums the kernels read as constants)."""
     h = hashlib.sha256()
-    files = sorted(_ENGINE.glob("*.py"))
-    for extra in (_ENGINE.parent / "model.py", _ENGINE.parent / "loaders" / "model.py"):
+    files = sorted(engine.glob("*.py"))
+    for extra in (engine.parent / "model.py", engine.parent / "loaders" / "model.py"):
         if extra.is_file():
             files.append(extra)
     for f in files:
