@@ -97,7 +97,7 @@ def check_out(out: str | Path) -> None:
 
 
 class TrajectoryWriter:
-    """Write one run: `add_block` per block of frames (or `add_frame`), then `close(complete)`."""
+    """Write one run: `add_block` per block of frames, then `close(complete)`."""
 
     def __init__(self, out: str | Path, model: Model, *, scene: str, scene_path: str | Path, options_yaml: str, dt: float,
                  n_envs: int, n_steps: int, every: int, record: Sequence[str], float_dtype=np.float64,
@@ -204,15 +204,6 @@ class TrajectoryWriter:
                 self.n_contacts = int(offsets[-1])
             self._append("contacts/offsets", offsets)
         self.frames += n
-
-    def add_frame(self, frame: Mapping[str, np.ndarray]) -> None:
-        """Append one frame: 'time' [B] (env 0's is stored), the recorded fields [B, ...], and optionally
-        'contacts' as in `add_block` with 'count' [B]."""
-        c = frame.get("contacts")
-        if c is not None:
-            c = dict(c, count=np.asarray(c["count"]).reshape(1, -1))
-        self.add_block(np.asarray(frame["time"], dtype=np.float64).reshape(-1)[:1],
-                       {k: np.asarray(frame[k])[None] for k in self.record if k != "contacts"}, c)
 
     # -- closing -----------------------------------------------------------
     def close(self, complete: bool) -> Path:

@@ -7,7 +7,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+MODELS = SHARED / "models"
+
+
+def shared_model(rel: str) -> Path:
+    """Path of a third-party model under ../shared/models; skip when absent."""
+    p = MODELS / rel
+    if not p.exists():
+        pytest.skip(f"{p} is not present (../shared is absent in this checkout)")
+    return p
 
 
 def cli_env() -> dict:

@@ -8,26 +8,12 @@ compare our compile with this one.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rigidsim import model as M
 
 mujoco = pytest.importorskip("mujoco")
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-MODELS = SHARED / "models"
-
-
-def shared_model(rel: str) -> Path:
-    """Path of a third-party model under ../shared/models; skip when absent."""
-    p = MODELS / rel
-    if not p.exists():
-        pytest.skip(f"{p} is not present (../shared is absent in this checkout)")
-    return p
-
 
 _OBJ = {
     "body": mujoco.mjtObj.mjOBJ_BODY, "jnt": mujoco.mjtObj.mjOBJ_JOINT, "geom": mujoco.mjtObj.mjOBJ_GEOM,

@@ -13,18 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.cli_util import ROOT, assert_clean_error, rigidsim
+from tests.cli_util import assert_clean_error, rigidsim, shared_model
 from tests.test_cli_errors import PENDULUM_XML
-
-MODELS = ROOT.parent / "shared" / "models"
-
-
-def shared_model(rel: str) -> Path:
-    """A third-party model under ../shared/models; skip when absent (tests.mjref needs mujoco)."""
-    p = MODELS / rel
-    if not p.exists():
-        pytest.skip(f"{p} is not present (../shared is absent in this checkout)")
-    return p
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ import pytest
 
 from rigidsim.trajectory import MODEL_ARRAYS, MODEL_NAMES, MODEL_SIZES
 from tests.cli_util import assert_clean_error, rigidsim
-from tests.mjref import shared_model
+from tests.cli_util import shared_model
 
 mujoco = pytest.importorskip("mujoco")
 

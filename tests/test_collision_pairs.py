@@ -13,7 +13,8 @@ import pytest
 from rigidsim import options as opts
 from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.loaders import load_scene
-from tests.mjref import mujoco, shared_model
+from tests.cli_util import shared_model
+from tests.mjref import mujoco
 
 BIG = 100.0
 

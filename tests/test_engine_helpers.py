@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.mjref import MODELS, model_from_mujoco, mujoco
+from tests.cli_util import MODELS
+from tests.mjref import model_from_mujoco, mujoco
 
 # A scene exercising every supported smooth feature: free, ball, hinge and slide joints, armature,
 # damping, springs with springref, gravity compensation (passive and through actuators), a mocap

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from rigidsim.errors import SimulationError
-from tests.mjref import MODELS, mujoco, shared_model
+from tests.cli_util import MODELS, shared_model
+from tests.mjref import mujoco
 from tests.test_engine_helpers import FEATURES_XML, TENDON_XML, TRANSMISSION_XML, our_model, without_constraints
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from rigidsim.errors import InputError
-from tests.mjref import MODELS, mujoco
+from tests.cli_util import MODELS
+from tests.mjref import mujoco
 from tests.test_engine_helpers import (FEATURES_XML, TENDON_XML, TRANSMISSION_XML, assert_close, our_model, random_state,
                                        shared_xmls, without_constraints)
 

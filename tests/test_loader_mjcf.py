@@ -9,7 +9,8 @@ import pytest
 
 from rigidsim.loaders.mjcf import load_mjcf
 from tests.loader_compare import compare_models
-from tests.mjref import model_from_mujoco, mujoco, shared_model
+from tests.cli_util import shared_model
+from tests.mjref import model_from_mujoco, mujoco
 
 DM_CONTROL = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper", "humanoid",
               "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass", "reacher", "stacker", "swimmer",

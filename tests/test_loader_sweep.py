@@ -6,7 +6,8 @@ import pytest
 
 from rigidsim.loaders.mjcf import load_mjcf
 from tests.loader_compare import compare_models
-from tests.mjref import MODELS, model_from_mujoco, mujoco
+from tests.cli_util import MODELS
+from tests.mjref import model_from_mujoco, mujoco
 
 FILES = sorted(str(p.relative_to(MODELS)) for p in MODELS.rglob("*.xml")) if MODELS.exists() else []
 

@@ -19,7 +19,6 @@ import numpy as np
 
 from rigidsim.engine import collision_pairs as CP
 from rigidsim.engine import layout as L
-from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError
 from rigidsim import model as M
 
@@ -223,7 +222,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         wrap_i[:nwrap][site, L.WRAP_BODYID] = np.asarray(model.site_bodyid)[np.asarray(model.wrap_objid)[site]]
         wrap_f[:nwrap, L.WRAP_PRM] = model.wrap_prm
 
-    pairs, explicit = collision_pairs(model, {**CP.PAIR_OPTIONS, **(pair_options or {})})
+    pairs, explicit = CP.collision_pairs(model, {**CP.PAIR_OPTIONS, **(pair_options or {})})
     npair = len(pairs)
     pair_i = np.zeros((_rows(npair), L.NPAIR_I), i32)
     pair_i[:npair, L.PAIR_GEOM1:L.PAIR_GEOM2 + 1] = pairs

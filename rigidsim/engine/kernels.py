@@ -87,9 +87,6 @@ def _data(opt_i, *arrays):
     return _Group(**g)
 
 
-MODEL_ARGS, DATA_ARGS = L.MODEL_ARGS, L.DATA_ARGS
-
-
 @kernel
 def kinematics_kernel(
     # >>> generated: signature

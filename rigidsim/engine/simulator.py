@@ -62,7 +62,7 @@ class Simulator:
         self.dtype = np.float64 if precision == 64 else np.float32
         mp = D.put_model(model, self.dtype, pair_options)  # pair_options: the resolved options
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
-        self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in kernels.MODEL_ARGS)
+        self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
         self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
@@ -114,10 +114,10 @@ class Simulator:
         self._dshape = {k: v.shape for k, v in d.items()}
         if self.backend == "cpu":
             self._d = {k: np.ascontiguousarray(v) for k, v in d.items()}
-            self._dflat = tuple(self._d[k].reshape(-1) for k in self._k.DATA_ARGS)
+            self._dflat = tuple(self._d[k].reshape(-1) for k in L.DATA_ARGS)
         else:
             self._d = {k: self._dev(v.reshape(-1)) for k, v in d.items()}
-            self._dflat = tuple(self._d[k] for k in self._k.DATA_ARGS)
+            self._dflat = tuple(self._d[k] for k in L.DATA_ARGS)
         self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
 
     # ------------------------------------------------------------------ stages
