@@ -15,6 +15,8 @@ changed constant can never load a stale kernel.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import linecache
 import os
 import sys
@@ -22,8 +24,64 @@ import sys
 # quiet: no version banner on import
 os.environ.setdefault("ENABLE_QUADRANTS_HEADER_PRINT", "False")
 
+
+def _linecache_class_probe(patterns):
+    """Quadrants asks, for every ``@ti.func`` and ``@ti.kernel`` it decorates (about 220 of its own while it
+    imports, then ours), whether the decorator sits inside a class body, by reading the caller's source
+    line with ``inspect.getframeinfo``; that scans every loaded module to find the file, a quarter of the
+    import. This reads the same line through ``linecache``: the same answer for code in files, without the
+    scan."""
+
+    def inside_class(level_of_class_stackframe: int) -> bool:
+        try:
+            frame = sys._getframe(level_of_class_stackframe)
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        except ValueError:
+            return False
+        if not line:  # no source to read (importlib's frozen frames): the original says False there too
+            return False
+        first = line.strip()
+        return any(p.match(first) for p in patterns)
+
+    inside_class._rigidsim = True
+    return inside_class
+
+
+class _PatchKernelImpl(importlib.abc.MetaPathFinder):
+    """Swaps in the fast class probe the moment ``quadrants.lang.kernel_impl`` has run, before the rest of
+    Quadrants' import decorates its own functions with it. Anything unexpected leaves Quadrants as it is."""
+
+    NAME = "quadrants.lang.kernel_impl"
+
+    def find_spec(self, name, path, target=None):
+        if name != self.NAME:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patterns = getattr(module, "_KERNEL_CLASS_STACKFRAME_STMT_RES", None)
+            if callable(getattr(module, "_inside_class", None)) and patterns is not None:
+                module._inside_class = _linecache_class_probe(patterns)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+if "quadrants" not in sys.modules:
+    sys.meta_path.insert(0, _PatchKernelImpl())
+
 import quadrants as ti  # noqa: E402
 from quadrants.lang import impl  # noqa: E402,F401
+from quadrants.lang import kernel_impl as _ki  # noqa: E402
+
+if not getattr(getattr(_ki, "_inside_class", None), "_rigidsim", True):  # imported before us: patch now
+    _ki._inside_class = _linecache_class_probe(_ki._KERNEL_CLASS_STACKFRAME_STMT_RES)
 
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
@@ -33,35 +91,3 @@ __all__ = ["ti", "impl", "kernel", "DIST", "VERSION"]
 def kernel(fn):
     """``ti.kernel`` with fastcache: every kernel here takes all its data as arguments."""
     return ti.kernel(fastcache=True)(fn)
-
-
-def _fast_class_probe() -> None:
-    """Quadrants asks, for every ``@ti.func`` and ``@ti.kernel`` it decorates, whether the decorator sits
-    inside a class body, by reading the caller's source line with ``inspect.getframeinfo``; that scans
-    every loaded module to find the file (a third of the engine's import time). Read the same line
-    through ``linecache`` instead: the same answer for code in files, without the scan."""
-    try:
-        from quadrants.lang import kernel_impl as ki
-    except ImportError:  # pragma: no cover - another layout
-        return
-    orig = getattr(ki, "_inside_class", None)
-    patterns = getattr(ki, "_KERNEL_CLASS_STACKFRAME_STMT_RES", None)
-    if orig is None or patterns is None or getattr(orig, "_rigidsim", False):
-        return
-
-    def inside_class(level_of_class_stackframe: int) -> bool:
-        try:
-            frame = sys._getframe(level_of_class_stackframe)
-            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-        except ValueError:
-            return False
-        if not line:  # no source file (an interactive session): ask the original
-            return orig(level_of_class_stackframe + 1)
-        first = line.strip()
-        return any(p.match(first) for p in patterns)
-
-    inside_class._rigidsim = True
-    ki._inside_class = inside_class
-
-
-_fast_class_probe()
