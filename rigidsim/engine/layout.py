@@ -128,6 +128,15 @@ NDFRAME = 12
 ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACTUATOR_FORCE, ACTUATOR_CTRL = 0, 1, 2, 3
 NDACT = 4
 
+# ----------------------------------------------------------------------------- data: contacts [B, nconmax, NDCON]
+# floats: MuJoCo's mjContact dist, pos and frame (row 0 the normal from geom 1 to geom 2, rows 1-2 tangents)
+CON_DIST, CON_POS, CON_FRAME = 0, 1, 4
+NDCON = 13
+# ints [B, nconmax, NDCON_I]: the two geoms (geom 1 of the lower type, as MuJoCo orders them) and the row of
+# the candidate pair table the contact came from (its parameters are that row's)
+CON_GEOM1, CON_GEOM2, CON_PAIR = 0, 1, 2
+NDCON_I = 3
+
 # ----------------------------------------------------------------------------- MuJoCo's enums
 # Defined once, in rigidsim.model (MuJoCo's names and values), and re-exported here as plain module-level
 # ints, so kernels read them as `L.JNT_FREE` or `from rigidsim.engine.layout import JNT_FREE`.

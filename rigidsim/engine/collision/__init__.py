@@ -1,0 +1,14 @@
+"""Collision detection (MuJoCo's engine_collision_*): one module per concern.
+
+- `contact`: the contact rows colliders write (``put``) and MuJoCo's frame completion (``make_frame``).
+- `params`: contact parameters mixed per candidate pair on the host (mj_contactParam), at put_model.
+- `broadphase`: which candidate pairs reach a collider this step (bounding spheres with margin and gap).
+- `primitive`: analytic plane, sphere, capsule and cylinder pairs (engine_collision_primitive.c).
+- `box`: sphere-box, capsule-box and box-box (engine_collision_box.c).
+- `driver`: per env, every candidate pair through the broadphase to its collider; the contact rows.
+
+A collider is a ti.func ``(d, b, n0, cap, pos1, mat1, size1, pos2, mat2, size2, margin) -> count``: it
+writes its contacts to rows ``n0 ..`` of env ``b``'s contact buffer with `contact.put` (rows at or past
+``cap`` are counted, not written) and returns how many it found; geom 1 is the geom of the lower type, as
+MuJoCo orders a pair. Positions are 3-vectors, rotation matrices row-major 9-vectors, sizes 3-vectors.
+"""
