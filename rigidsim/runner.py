@@ -151,6 +151,26 @@ def constraint_free_sets(model: M.Model, r: Dict[str, Any]) -> List[Dict[str, bo
             and not unsupported(model, {**r, **c})]
 
 
+def unbuilt_colliders(model: M.Model, r: Dict[str, Any]) -> List[str]:
+    """'contacts between ellipsoid and box geoms (a/b, c/d)' for each kind of candidate pair whose collider is
+    not built yet."""
+    from rigidsim.engine.collision.params import unbuilt
+
+    out = []
+    for kind, labels in unbuilt(model, *collision_pairs(model, r)).items():
+        t1, t2 = kind.split("-")
+        out.append(f"contacts between {t1} and {t2} geoms ({', '.join(labels[:3])}{'...' if len(labels) > 3 else ''})")
+    return out
+
+
+def check_colliders(model: M.Model, r: Dict[str, Any]) -> None:
+    """InputError naming the geom pairs whose collider is not built yet (frame 0's contacts need them)."""
+    missing = unbuilt_colliders(model, r)
+    if missing:
+        raise InputError("not supported yet: " + "; ".join(missing) + ". Record without contacts "
+                         "(--record qpos,qvel,xpos,xquat) or set enable_collision=false.", where=model.source or None)
+
+
 def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = False) -> None:
     missing = unsupported(model, r)
     if missing:
@@ -162,6 +182,15 @@ def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = F
         if model_only_hint:
             hint += " With --steps 0, '--record qpos,qvel,xpos,xquat' writes the model and frame 0 without them."
         raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)
+
+
+def contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """The trajectory file's contact rows (docs/SPEC.md) of one frame from `Simulator.contacts`: geoms,
+    bodies, position, normal (geom a to geom b), penetration (-dist) and force (NaN until the solver lands)."""
+    geom = c["geom"].astype(np.int32)
+    return {"count": c["count"][None, :], "geom": geom, "body": np.asarray(model.geom_bodyid, np.int32)[geom],
+            "position": c["pos"], "normal": c["frame"][:, 0, :], "penetration": -c["dist"],
+            "force": np.full((len(geom), 3), np.nan)}
 
 
 def initial_state(model: M.Model, keyframe: Optional[str]) -> Dict[str, np.ndarray]:
@@ -277,10 +306,13 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     file_opts = opts.load_yaml(a.options) if a.options else {}
     set_opts = opts.parse_set(a.sets)
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
-    # frame 0 alone needs only kinematics, unless its accelerations or contacts are recorded
-    kinematics_only = a.steps == 0 and "qacc" not in record and "contacts" not in record
+    # frame 0 alone needs only kinematics (and collision detection for its contacts), unless its accelerations
+    # are recorded: they need the forward dynamics with every constraint
+    kinematics_only = a.steps == 0 and "qacc" not in record
     if not kinematics_only:
         check_supported(model, resolved, model_only_hint=a.steps == 0)
+    elif "contacts" in record:
+        check_colliders(model, resolved)
     model = opts.apply(model, resolved)
     state = initial_state(model, a.keyframe)
     ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
@@ -301,6 +333,10 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
 
     frames, steps_done, complete, message = 0, 0, False, ""
     fields = [k for k in record if k != "contacts"]
+    contacts0 = None
+    if "contacts" in record and a.steps == 0 and sim.npair:  # frame 0's contacts (runs with steps stay refused)
+        sim.collide()
+        contacts0 = contact_rows(model, sim.contacts())
     with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
         writer = TrajectoryWriter(
             out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
@@ -312,7 +348,7 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
             for steps, block in sim.rollout_blocks(a.steps, every=a.every, ctrl=ctrl):
                 f = sim.fields(block)
                 intr.writing = True
-                writer.add_block(f["time"][:, 0], {k: f[k] for k in fields})
+                writer.add_block(f["time"][:, 0], {k: f[k] for k in fields}, contacts0 if a.steps == 0 else None)
                 intr.writing = False
                 frames += len(steps)
                 steps_done = int(steps[-1])

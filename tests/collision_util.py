@@ -63,3 +63,75 @@ def make_frame(normal, tangent) -> np.ndarray:
     y = y - x * (x @ y)
     y = y / np.sqrt(y @ y)
     return np.stack([x, y, np.cross(x, y)])
+
+
+def mujoco_contacts(mujoco, mjm, qpos_rows):
+    """mj_forward's contacts (MuJoCo's mj_collision) at each qpos row: per row a list of dicts."""
+    out = []
+    d = mujoco.MjData(mjm)
+    for q in np.atleast_2d(qpos_rows):
+        d.qpos[:] = q
+        d.qvel[:] = 0
+        mujoco.mj_forward(mjm, d)
+        out.append([{"geom": tuple(int(g) for g in c.geom), "dist": float(c.dist), "pos": np.array(c.pos),
+                     "frame": np.array(c.frame).reshape(3, 3), "dim": int(c.dim),
+                     "friction": np.array(c.friction), "solref": np.array(c.solref),
+                     "solreffriction": np.array(c.solreffriction), "solimp": np.array(c.solimp),
+                     "includemargin": float(c.includemargin)} for c in d.contact[:d.ncon]])
+    return out
+
+
+def rigidsim_contacts(model, qpos_rows, options=None):
+    """Our contacts at each qpos row (one env per row), with the pair parameters they carry: per row a list
+    of dicts like `mujoco_contacts`'. `options`: --set style overrides on top of MuJoCo compatibility."""
+    from rigidsim import options as opts
+    from rigidsim.engine import data as D
+    from rigidsim.engine import layout as L
+    from rigidsim.engine.simulator import Simulator
+
+    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True, **(options or {})})
+    model = opts.apply(model, r)
+    rows = np.atleast_2d(np.asarray(qpos_rows, np.float64))
+    sim = Simulator(model, rows.shape[0], kinematics_only=True, pair_options=r)
+    sim.reset(qpos=rows)
+    sim.collide()
+    c = sim.contacts()
+    mp = D.put_model(model, np.float64, r)
+    pf = mp["pair_f"].reshape(-1, L.NPAIR_F)
+    pi = mp["pair_i"].reshape(-1, L.NPAIR_I)
+    out, k = [], 0
+    for b in range(rows.shape[0]):
+        env = []
+        for _ in range(int(c["count"][b])):
+            p = int(c["pair"][k])
+            env.append({"geom": tuple(int(g) for g in c["geom"][k]), "dist": float(c["dist"][k]),
+                        "pos": c["pos"][k], "frame": c["frame"][k], "dim": int(pi[p, L.PAIR_DIM]),
+                        "friction": pf[p, L.PAIR_FRICTION:L.PAIR_FRICTION + 5],
+                        "solref": pf[p, L.PAIR_SOLREF:L.PAIR_SOLREF + 2],
+                        "solreffriction": pf[p, L.PAIR_SOLREFFRICTION:L.PAIR_SOLREFFRICTION + 2],
+                        "solimp": pf[p, L.PAIR_SOLIMP:L.PAIR_SOLIMP + 5], "includemargin": float(pf[p, L.PAIR_MARGIN])})
+            k += 1
+        out.append(env)
+    return out
+
+
+def assert_same_contacts(ours, theirs, tol=1e-9, what=""):
+    """Order-free: per env the same number of contacts per geom pair; each of MuJoCo's matched to our nearest
+    contact of that pair; dist, pos, frame within `tol`; the parameters exact."""
+    assert len(ours) == len(theirs)
+    for b, (mine, ref) in enumerate(zip(ours, theirs)):
+        key = lambda c: c["geom"]  # noqa: E731
+        assert sorted(map(key, mine)) == sorted(map(key, ref)), f"{what} env {b}: geom pairs differ"
+        left = list(mine)
+        for c in ref:
+            cands = [x for x in left if x["geom"] == c["geom"]]
+            best = min(cands, key=lambda x: float(np.linalg.norm(x["pos"] - c["pos"])) + abs(x["dist"] - c["dist"]))
+            left.remove(best)
+            where = f"{what} env {b} geoms {c['geom']}"
+            assert abs(best["dist"] - c["dist"]) <= tol, (where, "dist", best["dist"], c["dist"])
+            np.testing.assert_allclose(best["pos"], c["pos"], rtol=0, atol=tol, err_msg=where + " pos")
+            np.testing.assert_allclose(best["frame"], c["frame"], rtol=0, atol=tol, err_msg=where + " frame")
+            for k in ("dim", "includemargin"):
+                assert best[k] == c[k], (where, k, best[k], c[k])
+            for k in ("friction", "solref", "solreffriction", "solimp"):
+                np.testing.assert_array_equal(best[k], c[k], err_msg=f"{where} {k}")

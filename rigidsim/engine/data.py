@@ -19,6 +19,7 @@ import numpy as np
 
 from rigidsim.engine import collision_pairs as CP
 from rigidsim.engine import layout as L
+from rigidsim.engine.collision import params as CPRM
 from rigidsim.errors import InputError
 from rigidsim import model as M
 
@@ -222,11 +223,25 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         wrap_i[:nwrap][site, L.WRAP_BODYID] = np.asarray(model.site_bodyid)[np.asarray(model.wrap_objid)[site]]
         wrap_f[:nwrap, L.WRAP_PRM] = model.wrap_prm
 
+    gcol_f = np.zeros((_rows(ngeom), L.NGCOL_F), f)
+    gcol_f[:ngeom, L.GEOM_SIZE:L.GEOM_SIZE + 3] = model.geom_size
+    gcol_f[:ngeom, L.GEOM_RBOUND] = model.geom_rbound
+    gcol_i = np.zeros((_rows(ngeom), L.NGCOL_I), i32)
+    gcol_i[:ngeom, L.GEOM_TYPE] = model.geom_type
+
     pairs, explicit = CP.collision_pairs(model, {**CP.PAIR_OPTIONS, **(pair_options or {})})
     npair = len(pairs)
+    tab = CPRM.pair_table(model, pairs, explicit)
     pair_i = np.zeros((_rows(npair), L.NPAIR_I), i32)
-    pair_i[:npair, L.PAIR_GEOM1:L.PAIR_GEOM2 + 1] = pairs
+    pair_i[:npair, L.PAIR_GEOM1:L.PAIR_GEOM2 + 1] = tab["geom"]
     pair_i[:npair, L.PAIR_EXPLICIT] = explicit
+    pair_i[:npair, L.PAIR_COLLIDER] = [CPRM.COLLIDER_ID[c] if c in CPRM.BUILT else 0 for c in tab["collider"]]
+    pair_i[:npair, L.PAIR_DIM] = tab["dim"]
+    pair_f = np.zeros((_rows(npair), L.NPAIR_F), f)
+    for col, key, w in ((L.PAIR_MARGIN, "margin", 1), (L.PAIR_GAP, "gap", 1), (L.PAIR_FRICTION, "friction", 5),
+                        (L.PAIR_SOLREF, "solref", 2), (L.PAIR_SOLREFFRICTION, "solreffriction", 2),
+                        (L.PAIR_SOLIMP, "solimp", 5)):
+        pair_f[:npair, col:col + w] = tab[key].reshape(npair, w)
 
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0
@@ -250,13 +265,14 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
     opt_i[L.OPT_JACROW] = jacrow
-    sizes = dict(array_sizes(model), npair=npair)
-    for name, rows, cols in L.DATA_ARRAYS:
+    sizes = dict(array_sizes(model, pair_options), npair=npair)
+    for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates
             opt_i[L.STR[name]] = _rows(sizes[rows]) * (_rows(sizes[cols]) if isinstance(cols, str) else cols)
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, pair_i=pair_i, opt_f=opt_f, opt_i=opt_i)
+               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f, gcol_i=gcol_i, pair_f=pair_f,
+               pair_i=pair_i, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
         a = out[name]
@@ -310,29 +326,42 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def array_sizes(model: M.Model) -> Dict[str, int]:
+def contact_capacity(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> int:
+    """Contact rows per env: the option max_contacts, or (null, the default) the most the candidate pairs can
+    produce together (mj_maxContact per pair), so that nothing overflows."""
+    r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
+    if r["max_contacts"] is not None:
+        return int(r["max_contacts"])
+    pairs, explicit = CP.collision_pairs(model, r)
+    return int(CPRM.pair_table(model, pairs, explicit)["maxcon"].sum()) if len(pairs) else 0
+
+
+def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
     """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
-    rk (RK4's stage storage per env) and nrow (rows of ten / ten_J: tendons, moment rows, scratch); put_model
-    adds npair, the rows of the collision pair table, which depends on options."""
+    rk (RK4's stage storage per env), nrow (rows of ten / ten_J: tendons, moment rows, scratch) and nconmax
+    (contact rows per env, from the resolved options `r`); put_model adds npair, the rows of the collision
+    pair table, which depends on options."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
-                nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1])
+                nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1],
+                nconmax=contact_capacity(model, r))
 
 
-def make_data(model: M.Model, n_envs: int, fdtype) -> Dict[str, np.ndarray]:
+def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:
     """Zeroed batched Data arrays as `layout.DATA_ARRAYS` lists them, keyed by the kernels' argument names:
-    [B] for one value per env, [B, rows] for one column, else [B, rows, columns]."""
+    [B] for one value per env, [B, rows] for one column, else [B, rows, columns]; `r`: the resolved options
+    (the contact capacity)."""
     B = int(n_envs)
-    sizes = array_sizes(model)
+    sizes = array_sizes(model, r)
     out = {}
-    for name, rows, cols in L.DATA_ARRAYS:
+    for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is None:
             shape = (B,)
         elif cols == 1:
             shape = (B, _rows(sizes[rows]))
         else:
             shape = (B, _rows(sizes[rows]), _rows(sizes[cols]) if isinstance(cols, str) else cols)
-        out[name] = np.zeros(shape, fdtype)
+        out[name] = np.zeros(shape, np.int32 if L.DATA_KIND[name] == "i" else fdtype)
     return out
 
 

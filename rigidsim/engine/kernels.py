@@ -26,6 +26,7 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, rk_prepare, rk_store
 from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
 from rigidsim.engine.smooth import kinematics
+from rigidsim.engine.collision.driver import collision
 
 ND = ti.types.ndarray()
 
@@ -77,7 +78,7 @@ def _data(opt_i, *arrays):
         return impl.subscript(None, opt_i, k)
 
     g = {}
-    for (name, rows, cols), arr in zip(L.DATA_ARRAYS, arrays):
+    for (name, rows, cols, *_), arr in zip(L.DATA_ARRAYS, arrays):
         if rows is None:
             g[name] = arr
         elif cols == 1:
@@ -92,11 +93,12 @@ def kinematics_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
-    opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
+    contact_i: ND, ncon: ND, nbroad: ND,
     # <<< generated
     # In:
     spread: ti.i32,
@@ -107,9 +109,9 @@ def kinematics_kernel(
             kinematics(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J),
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad),
                 # <<< generated
                 b, True)
 
@@ -119,11 +121,12 @@ def forward_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
-    opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
+    contact_i: ND, ncon: ND, nbroad: ND,
     # <<< generated
     # In:
     spread: ti.i32, integrator: ti.template(),
@@ -134,11 +137,48 @@ def forward_kernel(
             forward(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J),
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad),
                 # <<< generated
                 b, integrator)
+
+
+@kernel
+def collision_kernel(
+    # >>> generated: signature
+    # Model:
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
+    # Data:
+    qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
+    contact_i: ND, ncon: ND, nbroad: ND,
+    # <<< generated
+    # In:
+    spread: ti.i32, cap: ti.i32,
+):
+    """mj_kinematics then mj_collision in every env: the contacts of the current state."""
+    for i in range(time.shape[0] * spread):
+        if i % spread == 0:
+            b = i // spread
+            kinematics(
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad),
+                # <<< generated
+                b, True)
+            collision(
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad),
+                # <<< generated
+                b, cap)
 
 
 @ti.func
@@ -252,11 +292,12 @@ def rollout_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, pair_i: ND,
-    opt_f: ND, opt_i: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
-    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
+    contact_i: ND, ncon: ND, nbroad: ND,
     # <<< generated
     # In:
     spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
@@ -270,8 +311,8 @@ def rollout_kernel(
             _rollout_env(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J),
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad),
                 # <<< generated
                 b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)

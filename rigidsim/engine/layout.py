@@ -72,11 +72,21 @@ NWRAP_I = 3
 WRAP_PRM = 0
 NWRAP_F = 1
 
+# ----------------------------------------------------------------------------- model: geoms' collision shapes
+GEOM_SIZE, GEOM_RBOUND = 0, 3  # geom_size, geom_rbound
+NGCOL_F = 4
+GEOM_TYPE = 0
+NGCOL_I = 1
+
 # ----------------------------------------------------------------------------- model: candidate collision pairs
-# the pair table of `collision_pairs`, computed once at put_model: geom1 < geom2, sorted; PAIR_EXPLICIT: 1 for a
-# pair from an explicit <pair> element
-PAIR_GEOM1, PAIR_GEOM2, PAIR_EXPLICIT = 0, 1, 2
-NPAIR_I = 3
+# the pair table of `collision_pairs`, computed once at put_model, in its order (sorted geom pairs); each row's
+# geoms as MuJoCo orders them for the collider (geom 1 of the lower type); PAIR_EXPLICIT: 1 for a pair from an
+# explicit <pair> element; PAIR_COLLIDER: which collider (collision.params.COLLIDER); PAIR_DIM: the contact's
+# condim. The floats are the contact parameters mixed once (mj_contactParam, or the <pair>'s own).
+PAIR_GEOM1, PAIR_GEOM2, PAIR_EXPLICIT, PAIR_COLLIDER, PAIR_DIM = 0, 1, 2, 3, 4
+NPAIR_I = 5
+PAIR_MARGIN, PAIR_GAP, PAIR_FRICTION, PAIR_SOLREF, PAIR_SOLREFFRICTION, PAIR_SOLIMP = 0, 1, 2, 7, 9, 11
+NPAIR_F = 16
 
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
@@ -183,7 +193,8 @@ def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int):
 # fails when they are out of date). Rows and columns name a size of `data.array_sizes` or are constants;
 # every array has at least one row (kernels take no empty arrays).
 
-# data, env axis first: (name, rows per env or None for one value per env, columns: 1 for a [B, rows] array)
+# data, env axis first: (name, rows per env or None for one value per env, columns: 1 for a [B, rows] array[,
+# 'i' for int32; floats otherwise])
 DATA_ARRAYS = (
     ("qpos", "nq", 1), ("qvel", "nv", 1), ("act", "na", 1), ("ctrl", "nu", 1), ("qacc", "nv", 1),
     ("time", None, 1),
@@ -191,6 +202,8 @@ DATA_ARRAYS = (
     ("body", "nbody", NDBODY), ("jnt", "njnt", NDJNT), ("dof", "nv", NDDOF), ("M", "nM", NDM),
     ("geom", "ngeom", NDFRAME), ("site", "nsite", NDFRAME), ("actu", "nu", NDACT), ("act_dot", "na", 1),
     ("rk", "nrk", 1), ("ten", "nrow", NDTEN), ("ten_J", "nrow", "nv"),
+    ("contact", "nconmax", NDCON), ("contact_i", "nconmax", NDCON_I, "i"), ("ncon", None, 1, "i"),
+    ("nbroad", None, 1, "i"),
 )
 # opt_i column of each data array's per-env stride (elements from one env's rows to the next's)
 STR = {a[0]: OPT_STRIDES + k for k, a in enumerate(x for x in DATA_ARRAYS if x[1] is not None)}
@@ -209,8 +222,10 @@ MODEL_ARRAYS = (
     ("qpos_f", "nq", NQPOS_F, "f"),
     ("ten_f", "ntendon", NTEN_F, "f"), ("ten_i", "ntendon", NTEN_I, "i"),
     ("wrap_f", "nwrap", NWRAP_F, "f"), ("wrap_i", "nwrap", NWRAP_I, "i"),
-    ("pair_i", "npair", NPAIR_I, "i"),
+    ("gcol_f", "ngeom", NGCOL_F, "f"), ("gcol_i", "ngeom", NGCOL_I, "i"),
+    ("pair_f", "npair", NPAIR_F, "f"), ("pair_i", "npair", NPAIR_I, "i"),
     ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
 )
 MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)
 DATA_ARGS = tuple(a[0] for a in DATA_ARRAYS)
+DATA_KIND = {a[0]: (a[3] if len(a) > 3 else "f") for a in DATA_ARRAYS}

@@ -60,7 +60,9 @@ class Simulator:
         self.backend = backend
         self.integrator = D.integrator_of(model)
         self.dtype = np.float64 if precision == 64 else np.float32
-        mp = D.put_model(model, self.dtype, pair_options)  # pair_options: the resolved options
+        self._r = pair_options  # the resolved options (collision pairs, contact capacity), or None: defaults
+        mp = D.put_model(model, self.dtype, pair_options)
+        self.npair = int(mp["opt_i"][L.SZ_NPAIR])
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
         self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
@@ -101,7 +103,8 @@ class Simulator:
     def reset(self, qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None) -> None:
         """Set the state of every env (each argument broadcast to [B, ...]); time = 0."""
         m = self.model
-        d = D.make_data(m, self.n_envs, self.dtype)
+        d = D.make_data(m, self.n_envs, self.dtype, self._r)
+        self.nconmax = d["contact"].shape[1] if m.nbody and self.npair else 0
         d["qpos"] = self._bcast(m.qpos0 if qpos is None else qpos, m.nq)
         d["qvel"] = self._bcast(0.0 if qvel is None else qvel, m.nv)
         d["act"] = self._bcast(0.0 if act is None else act, m.na)
@@ -130,6 +133,48 @@ class Simulator:
         # only approximate_implicitfast changes the forward pass: one compiled variant for the others
         variant = self.integrator if self.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
         self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant)
+
+    def collide(self) -> None:
+        """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
+        self._k.collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax)
+        self._check_contacts()
+
+    def _check_contacts(self, step: int = 0) -> None:
+        """SimulationError when an env found more contacts than the buffer holds, or more broadphase pairs
+        than max_collision_pairs allows: nothing is dropped in silence."""
+        h = self._d if self.backend == "cpu" else self._host_data()
+        ncon, nbroad = np.asarray(h["ncon"]).reshape(-1), np.asarray(h["nbroad"]).reshape(-1)
+        over = np.flatnonzero(ncon > self.nconmax)
+        if over.size:
+            b = int(over[0])
+            raise SimulationError(
+                f"env {b} found {int(ncon[b])} contacts at step {step}, more than max_contacts={self.nconmax} "
+                f"holds; raise max_contacts (--set max_contacts=N, or null to size it for every pair)",
+                step=step, env=b)
+        cap = (self._r or {}).get("max_collision_pairs")
+        if cap is not None:
+            over = np.flatnonzero(nbroad > int(cap))
+            if over.size:
+                b = int(over[0])
+                raise SimulationError(
+                    f"env {b} has {int(nbroad[b])} geom pairs in the broadphase at step {step}, more than "
+                    f"max_collision_pairs={int(cap)}; raise max_collision_pairs (--set max_collision_pairs=N)",
+                    step=step, env=b)
+
+    def contacts(self) -> Dict[str, np.ndarray]:
+        """The contacts found by the last `collide`, every env's in order: 'count' [B] and, over all of
+        them, 'geom' [K, 2], 'pair' [K], 'dist' [K], 'pos' [K, 3], 'frame' [K, 3, 3] (row 0 the normal from
+        geom 0 to geom 1)."""
+        h = self._d if self.backend == "cpu" else self._host_data()
+        count = np.minimum(np.asarray(h["ncon"]).reshape(-1), self.nconmax).astype(np.int64)
+        rows = [(b, k) for b in range(self.n_envs) for k in range(int(count[b]))]
+        bi = np.array([r[0] for r in rows], np.int64)
+        ki = np.array([r[1] for r in rows], np.int64)
+        c = h["contact"].reshape(self.n_envs, -1, L.NDCON)[bi, ki] if rows else np.zeros((0, L.NDCON), self.dtype)
+        ci = h["contact_i"].reshape(self.n_envs, -1, L.NDCON_I)[bi, ki] if rows else np.zeros((0, L.NDCON_I), np.int32)
+        return {"count": count, "geom": ci[:, L.CON_GEOM1:L.CON_GEOM2 + 1].copy(), "pair": ci[:, L.CON_PAIR].copy(),
+                "dist": c[:, L.CON_DIST].copy(), "pos": c[:, L.CON_POS:L.CON_POS + 3].copy(),
+                "frame": c[:, L.CON_FRAME:L.CON_FRAME + 9].reshape(-1, 3, 3).copy()}
 
     def get(self, name: str) -> np.ndarray:
         """Data field `name` of every env as numpy [B, ...] (a copy); 'qM' is the dense [B, nv, nv] matrix."""

@@ -1,0 +1,139 @@
+"""Per candidate pair, on the host (numpy, no Taichi): which collider, in which geom order, how many contacts
+at most, and the contact parameters, mixed once at put_model since they depend on the two geoms alone.
+
+MuJoCo mixes the parameters of two geoms (mj_contactParam) when it writes each contact; the result is the
+same for every contact of a pair, so the kernels read it from the pair table instead. An explicit
+``<pair>`` brings its own condim, friction, solref, solreffriction, solimp, margin and gap. Without one:
+the geom of higher priority gives all of condim, solref, solimp and friction; at equal priority condim and
+friction are the maxima, solref and solimp are mixed with solmix weights (solref element-wise minima when
+either is a direct, non-positive reference), margin and gap are the sums.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+import numpy as np
+
+from rigidsim import model as M
+
+MINVAL = 1e-15
+
+# collider ids of PAIR_COLLIDER; the driver dispatches on them. NONE: the pair has no collider built yet.
+COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere",
+             "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box")
+COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
+
+_P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
+# MuJoCo's collision function of each type pair (type1 <= type2) that is analytic
+_ANALYTIC = {
+    (_P, _S): "plane_sphere", (_P, _C): "plane_capsule", (_P, _Y): "plane_cylinder", (_P, _B): "plane_box",
+    (_S, _S): "sphere_sphere", (_S, _C): "sphere_capsule", (_S, _Y): "sphere_cylinder", (_S, _B): "sphere_box",
+    (_C, _C): "capsule_capsule", (_C, _B): "capsule_box", (_B, _B): "box_box",
+}
+TYPE_NAMES = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sphere", M.GEOM_CAPSULE: "capsule",
+              M.GEOM_ELLIPSOID: "ellipsoid", M.GEOM_CYLINDER: "cylinder", M.GEOM_BOX: "box", M.GEOM_MESH: "mesh",
+              M.GEOM_SDF: "sdf"}
+
+# contacts a collider returns at most (mj_maxContact for the analytic pairs)
+MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "plane_box": 4, "sphere_sphere": 1,
+                "sphere_capsule": 1, "sphere_cylinder": 1, "sphere_box": 1, "capsule_capsule": 2, "capsule_box": 4,
+                "box_box": 8}
+
+# colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
+BUILT = {"plane_sphere"}
+
+
+def collider_of(type1: int, type2: int) -> str:
+    """MuJoCo's collider for two geom types, by name ('convex', 'hfield', ... for the ones not analytic)."""
+    t1, t2 = min(type1, type2), max(type1, type2)
+    if (t1, t2) in _ANALYTIC:
+        return _ANALYTIC[(t1, t2)]
+    if t1 == M.GEOM_HFIELD or t2 == M.GEOM_HFIELD:
+        return "hfield"
+    if t1 == M.GEOM_SDF or t2 == M.GEOM_SDF:
+        return "sdf"
+    if t1 == M.GEOM_PLANE:
+        return "plane_convex"
+    return "convex"
+
+
+def _mix(model: M.Model, g1: int, g2: int):
+    """mj_contactParam for two geoms: (condim, friction[5], solref[2], solimp[5])."""
+    p1, p2 = int(model.geom_priority[g1]), int(model.geom_priority[g2])
+    if p1 != p2:
+        g = g1 if p1 > p2 else g2
+        condim = int(model.geom_condim[g])
+        solref = np.array(model.geom_solref[g], float)
+        solimp = np.array(model.geom_solimp[g], float)
+        fri = np.array(model.geom_friction[g], float)
+    else:
+        condim = max(int(model.geom_condim[g1]), int(model.geom_condim[g2]))
+        s1, s2 = float(model.geom_solmix[g1]), float(model.geom_solmix[g2])
+        if s1 >= MINVAL and s2 >= MINVAL:
+            mix = s1 / (s1 + s2)
+        elif s1 < MINVAL and s2 < MINVAL:
+            mix = 0.5
+        elif s1 < MINVAL:
+            mix = 0.0
+        else:
+            mix = 1.0
+        r1, r2 = np.array(model.geom_solref[g1], float), np.array(model.geom_solref[g2], float)
+        solref = mix * r1 + (1 - mix) * r2 if (r1[0] > 0 and r2[0] > 0) else np.minimum(r1, r2)
+        solimp = mix * np.array(model.geom_solimp[g1], float) + (1 - mix) * np.array(model.geom_solimp[g2], float)
+        fri = np.maximum(np.array(model.geom_friction[g1], float), np.array(model.geom_friction[g2], float))
+    friction = np.array([fri[0], fri[0], fri[1], fri[2], fri[2]])
+    return condim, friction, solref, solimp
+
+
+def pair_table(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str, np.ndarray]:
+    """For the candidate pairs [n, 2] (from `collision_pairs`) and their explicit flags: 'geom' [n, 2] in
+    MuJoCo's collider order, 'collider' [n] (names), 'maxcon' [n], 'dim' [n], 'margin', 'gap' [n],
+    'friction' [n, 5], 'solref', 'solreffriction' [n, 2], 'solimp' [n, 5]."""
+    n = len(pairs)
+    out = {"geom": np.zeros((n, 2), np.int32), "collider": np.empty(n, object), "maxcon": np.zeros(n, np.int64),
+           "dim": np.zeros(n, np.int32), "margin": np.zeros(n), "gap": np.zeros(n), "friction": np.zeros((n, 5)),
+           "solref": np.zeros((n, 2)), "solreffriction": np.zeros((n, 2)), "solimp": np.zeros((n, 5))}
+    gtype = np.asarray(model.geom_type)
+    explicit_rows: Dict[Tuple[int, int], int] = {}
+    for k in range(model.npair):
+        a, b = int(model.pair_geom1[k]), int(model.pair_geom2[k])
+        explicit_rows.setdefault((min(a, b), max(a, b)), k)
+    for r, (a, b) in enumerate(np.asarray(pairs).tolist()):
+        ip = explicit_rows.get((a, b)) if explicit[r] else None
+        if ip is not None:  # the <pair>'s own order, then the lower type first
+            a, b = int(model.pair_geom1[ip]), int(model.pair_geom2[ip])
+        if gtype[a] > gtype[b]:
+            a, b = b, a
+        out["geom"][r] = (a, b)
+        name = collider_of(int(gtype[a]), int(gtype[b]))
+        out["collider"][r] = name
+        out["maxcon"][r] = MAX_CONTACTS.get(name, 0)
+        if ip is not None:
+            out["dim"][r] = model.pair_dim[ip]
+            out["margin"][r] = model.pair_margin[ip]
+            out["gap"][r] = model.pair_gap[ip]
+            out["friction"][r] = model.pair_friction[ip]
+            out["solref"][r] = model.pair_solref[ip]
+            out["solimp"][r] = model.pair_solimp[ip]
+            srf = np.asarray(model.pair_solreffriction[ip], float)
+            out["solreffriction"][r] = srf if (srf[0] or srf[1]) else 0.0
+        else:
+            out["dim"][r], out["friction"][r], out["solref"][r], out["solimp"][r] = _mix(model, a, b)
+            out["margin"][r] = float(model.geom_margin[a]) + float(model.geom_margin[b])
+            out["gap"][r] = float(model.geom_gap[a]) + float(model.geom_gap[b])
+    return out
+
+
+def unbuilt(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str, list]:
+    """{'ellipsoid-box': [geom names], ...}: the candidate pairs whose collider is not built yet, by kind."""
+    tab = pair_table(model, pairs, explicit)
+    gtype = np.asarray(model.geom_type)
+    names = model.names.get("geom", [])
+    out: Dict[str, list] = {}
+    for (a, b), col in zip(tab["geom"].tolist(), tab["collider"]):
+        if col not in BUILT:
+            kind = f"{TYPE_NAMES[int(gtype[a])]}-{TYPE_NAMES[int(gtype[b])]}"
+            label = "/".join((names[g] if g < len(names) and names[g] else f"#{g}") for g in (a, b))
+            out.setdefault(kind, []).append(label)
+    return out
