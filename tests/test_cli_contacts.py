@@ -1,0 +1,79 @@
+"""Frame 0's contacts through the command line (`rigidsim run SCENE --steps 0`): the trajectory file's
+/contacts rows equal MuJoCo's mj_collision at the same state (our loader's compile), forces NaN until the
+solver lands; an overflowing contact buffer stops with exit 1 naming the step, the env and the option; a pair
+whose collider is not built yet is refused by kind and geom names."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from tests.cli_util import ROOT, assert_clean_error, rigidsim
+
+mujoco = pytest.importorskip("mujoco")
+COMPAT = ROOT / "configs" / "mujoco_compatible.yaml"
+
+SCENE = """
+<mujoco>
+  <default><geom contype="2" conaffinity="1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" contype="1" conaffinity="2"/>
+    <body name="a" pos="0 0 0.08"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body name="b" pos="0.5 0 0.15"><freejoint/><geom type="sphere" size="0.1" margin="0.1"/></body>
+    <body name="c" pos="1 0 0.5"><freejoint/><geom type="sphere" size="0.1"/></body>
+  </worldbody>
+  <keyframe><key name="low" qpos="0 0 0.05 1 0 0 0  0.5 0 0.12 1 0 0 0  1 0 0.09 0.6 0.8 0 0"/></keyframe>
+</mujoco>
+"""
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    p = tmp_path_factory.mktemp("contacts") / "spheres.xml"
+    p.write_text(SCENE)
+    return p
+
+
+def test_frame0_contacts_match_mujoco(scene, tmp_path):
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", scene, "--steps", 0, "--envs", 2, "--keyframe", "low", "--record", "qpos,contacts",
+                 "--options", COMPAT, "--out", out, "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    mjm = mujoco.MjModel.from_xml_string(SCENE)
+    d = mujoco.MjData(mjm)
+    mujoco.mj_resetDataKeyframe(mjm, d, 0)
+    mujoco.mj_forward(mjm, d)
+    ref = sorted(d.contact[:d.ncon], key=lambda c: tuple(c.geom))
+    assert len(ref) == 3
+    with h5py.File(out, "r") as f:
+        c = f["contacts"]
+        n = len(ref)
+        np.testing.assert_array_equal(c["offsets"][:], [0, n, 2 * n])
+        for e in range(2):
+            rows = sorted(range(e * n, (e + 1) * n), key=lambda k: tuple(c["geom"][k]))
+            for k, rc in zip(rows, ref):
+                np.testing.assert_array_equal(c["geom"][k], rc.geom)
+                np.testing.assert_array_equal(c["body"][k], mjm.geom_bodyid[rc.geom])
+                np.testing.assert_allclose(c["position"][k], rc.pos, rtol=0, atol=1e-9)
+                np.testing.assert_allclose(c["normal"][k], rc.frame[:3], rtol=0, atol=1e-9)
+                assert abs(c["penetration"][k] + rc.dist) <= 1e-9
+        assert np.isnan(c["force"][:]).all()
+
+
+def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", scene, "--steps", 0, "--keyframe", "low", "--record", "qpos,contacts", "--options", COMPAT,
+                 "--set", "max_contacts=2", "--out", out, "--quiet")
+    text = assert_clean_error(p, 1)
+    assert "step 0" in text and "env 0" in text and "max_contacts" in text
+    assert not out.exists()
+
+
+def test_unbuilt_collider_is_refused_by_kind(tmp_path):
+    xml = tmp_path / "e.xml"
+    xml.write_text(SCENE.replace('<geom type="sphere" size="0.1" margin="0.1"/>',
+                                 '<geom name="egg" type="ellipsoid" size="0.1 0.1 0.2"/>'))
+    p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
+    text = assert_clean_error(p, 2)
+    assert "plane and ellipsoid" in text and "floor/egg" in text
