@@ -60,6 +60,7 @@ DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT = 1 << 0, 1 << 1, 
 DSBL_CONTACT, DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION = 1 << 8, 1 << 9, 1 << 10, 1 << 11
 DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP = 1 << 12, 1 << 13, 1 << 14, 1 << 15
+ENBL_OVERRIDE = 1 << 0  # contact parameters from <option o_margin/o_solref/o_solimp/o_friction>
 
 
 @dataclasses.dataclass

@@ -61,3 +61,28 @@ def test_plane_sphere_contacts_match_mujoco(spheres):
     ref = mujoco_contacts(mujoco, mjm, q)
     assert sum(len(r) for r in ref) > 100  # the states do make contacts
     assert_same_contacts(rigidsim_contacts(model, q), ref, 1e-9, "spheres")
+
+
+OVERRIDE = """
+<mujoco>
+  <option o_margin="0.05" o_solref="0.04 0.8" o_solimp="0.8 0.9 0.01 0.3 4" o_friction="0.6 0.6 0.02 0.001 0.002">
+    <flag override="{flag}"/>
+  </option>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" friction="0 0 0"/>
+    <body pos="0 0 0.12"><freejoint/><geom type="sphere" size="0.1" friction="0 0 0" margin="0.001"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("flag", ["enable", "disable"])
+def test_override_flag_and_least_friction_match_mujoco(flag):
+    """<flag override>: margin, solref, solimp and friction from <option>'s o_ values; without it a zero
+    friction becomes mjMINMU. Heights from touching to beyond the overridden margin."""
+    mjm = mujoco.MjModel.from_xml_string(OVERRIDE.format(flag=flag))
+    q = np.tile(mjm.qpos0, (5, 1))
+    q[:, 2] = [0.09, 0.1, 0.1005, 0.12, 0.149]
+    ref = mujoco_contacts(mujoco, mjm, q)
+    assert [len(r) for r in ref] == ([1, 1, 1, 1, 1] if flag == "enable" else [1, 1, 1, 0, 0])
+    assert_same_contacts(rigidsim_contacts(model_from_mujoco(mjm), q), ref, 1e-9, f"override {flag}")

@@ -16,6 +16,7 @@ ENUMS = {
     "SOLVER_": (mujoco.mjtSolver, "mjSOL_"), "TRN_": (mujoco.mjtTrn, "mjTRN_"),
     "DYN_": (mujoco.mjtDyn, "mjDYN_"), "GAIN_": (mujoco.mjtGain, "mjGAIN_"), "BIAS_": (mujoco.mjtBias, "mjBIAS_"),
     "EQ_": (mujoco.mjtEq, "mjEQ_"), "OBJ_": (mujoco.mjtObj, "mjOBJ_"), "DSBL_": (mujoco.mjtDisableBit, "mjDSBL_"),
+    "ENBL_": (mujoco.mjtEnableBit, "mjENBL_"),
     "SAMEFRAME_": (mujoco.mjtSameFrame, "mjSAMEFRAME_"),
 }
 

@@ -6,7 +6,8 @@ same for every contact of a pair, so the kernels read it from the pair table ins
 ``<pair>`` brings its own condim, friction, solref, solreffriction, solimp, margin and gap. Without one:
 the geom of higher priority gives all of condim, solref, solimp and friction; at equal priority condim and
 friction are the maxima, solref and solimp are mixed with solmix weights (solref element-wise minima when
-either is a direct, non-positive reference), margin and gap are the sums.
+either is a direct, non-positive reference), margin and gap are the sums. With the override flag, margin,
+solref, solreffriction, solimp and friction are the <option>'s o_ values (o_solref for both references). Friction is at least mjMINMU.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from rigidsim import model as M
 
 MINVAL = 1e-15
+MINMU = 1e-5  # mjMINMU: the least friction coefficient a contact carries
 
 # collider ids of PAIR_COLLIDER; the driver dispatches on them. NONE: the pair has no collider built yet.
 COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere",
@@ -122,6 +124,14 @@ def pair_table(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[
             out["dim"][r], out["friction"][r], out["solref"][r], out["solimp"][r] = _mix(model, a, b)
             out["margin"][r] = float(model.geom_margin[a]) + float(model.geom_margin[b])
             out["gap"][r] = float(model.geom_gap[a]) + float(model.geom_gap[b])
+    o = model.opt
+    if o.enableflags & M.ENBL_OVERRIDE:  # <option><flag override="enable"/>: the o_ values for every contact
+        out["margin"][:] = o.o_margin
+        out["solref"][:] = o.o_solref
+        out["solreffriction"][:] = o.o_solref  # MuJoCo assigns both references through the override
+        out["solimp"][:] = o.o_solimp
+        out["friction"][:] = o.o_friction
+    out["friction"] = np.maximum(out["friction"], MINMU)
     return out
 
 
