@@ -242,6 +242,18 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
                         (L.PAIR_SOLREF, "solref", 2), (L.PAIR_SOLREFFRICTION, "solreffriction", 2),
                         (L.PAIR_SOLIMP, "solimp", 5)):
         pair_f[:npair, col:col + w] = tab[key].reshape(npair, w)
+    # sweep-and-prune: each geom's rows of the (sorted) table, and its interval padding
+    low = pairs[:, 0] if npair else np.zeros(0, np.int64)
+    for g in range(ngeom):
+        rows = np.flatnonzero(low == g)
+        gcol_i[g, L.GEOM_PAIRADR] = rows[0] if rows.size else 0
+        gcol_i[g, L.GEOM_PAIRNUM] = rows.size
+        assert rows.size == 0 or rows[-1] - rows[0] + 1 == rows.size  # contiguous: the table is sorted
+    pad = np.zeros(max(ngeom, 1))
+    for (a, b), mg in zip(pairs.tolist(), (tab["margin"] + tab["gap"]).tolist()):
+        pad[a], pad[b] = max(pad[a], mg), max(pad[b], mg)
+    gcol_f[:ngeom, L.GEOM_SAPMARGIN] = pad[:ngeom]
+    gcol_i[:ngeom, L.GEOM_SAP] = (np.asarray(model.geom_rbound) > 0) & (np.asarray(model.geom_type) != M.GEOM_PLANE)
 
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0
@@ -265,7 +277,9 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_NGRAVCOMP] = int(np.count_nonzero(model.body_gravcomp))
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
     opt_i[L.OPT_JACROW] = jacrow
-    sizes = dict(array_sizes(model, pair_options), npair=npair)
+    opt_i[L.OPT_SAP] = int((pair_options or {}).get("broadphase_traversal", "sap") == "sap")
+    sizes = array_sizes(model, pair_options)
+    assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates
             opt_i[L.STR[name]] = _rows(sizes[rows]) * (_rows(sizes[cols]) if isinstance(cols, str) else cols)
@@ -326,25 +340,25 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def contact_capacity(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> int:
-    """Contact rows per env: the option max_contacts, or (null, the default) the most the candidate pairs can
-    produce together (mj_maxContact per pair), so that nothing overflows."""
+def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Tuple[int, int]:
+    """(npair, nconmax): the candidate pairs, and the contact rows per env: the option max_contacts, or (null,
+    the default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
+    overflows."""
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
-    if r["max_contacts"] is not None:
-        return int(r["max_contacts"])
     pairs, explicit = CP.collision_pairs(model, r)
-    return int(CPRM.pair_table(model, pairs, explicit)["maxcon"].sum()) if len(pairs) else 0
+    if r["max_contacts"] is not None:
+        return len(pairs), int(r["max_contacts"])
+    return len(pairs), (int(CPRM.pair_table(model, pairs, explicit)["maxcon"].sum()) if len(pairs) else 0)
 
 
 def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
     """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
     rk (RK4's stage storage per env), nrow (rows of ten / ten_J: tendons, moment rows, scratch) and nconmax
-    (contact rows per env, from the resolved options `r`); put_model adds npair, the rows of the collision
-    pair table, which depends on options."""
+    (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1],
-                nconmax=contact_capacity(model, r))
+                **dict(zip(("npair", "nconmax"), pair_sizes(model, r))))
 
 
 def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:

@@ -74,9 +74,12 @@ NWRAP_F = 1
 
 # ----------------------------------------------------------------------------- model: geoms' collision shapes
 GEOM_SIZE, GEOM_RBOUND = 0, 3  # geom_size, geom_rbound
-NGCOL_F = 4
+GEOM_SAPMARGIN = 4  # the largest margin + gap of the geom's candidate pairs: its sweep-and-prune interval's padding
+NGCOL_F = 5
 GEOM_TYPE = 0
-NGCOL_I = 1
+GEOM_PAIRADR, GEOM_PAIRNUM = 1, 2  # the pair-table rows whose lower geom index is this geom (contiguous)
+GEOM_SAP = 3  # 1: the geom takes part in sweep-and-prune (a bounding sphere); 0: its pairs are always tested
+NGCOL_I = 4
 
 # ----------------------------------------------------------------------------- model: candidate collision pairs
 # the pair table of `collision_pairs`, computed once at put_model, in its order (sorted geom pairs); each row's
@@ -98,9 +101,10 @@ NOPT_F = 9
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 SZ_NPAIR = 16  # rows of pair_i
+OPT_SAP = 17  # broadphase: 1 sweep-and-prune, 0 every candidate pair (broadphase_traversal)
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 17
+OPT_STRIDES = 18
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -204,6 +208,7 @@ DATA_ARRAYS = (
     ("rk", "nrk", 1), ("ten", "nrow", NDTEN), ("ten_J", "nrow", "nv"),
     ("contact", "nconmax", NDCON), ("contact_i", "nconmax", NDCON_I, "i"), ("ncon", None, 1, "i"),
     ("nbroad", None, 1, "i"),
+    ("sap_f", "ngeom", 2), ("sap_i", "ngeom", 1, "i"), ("pair_hit", "npair", 1, "i"),
 )
 # opt_i column of each data array's per-env stride (elements from one env's rows to the next's)
 STR = {a[0]: OPT_STRIDES + k for k, a in enumerate(x for x in DATA_ARRAYS if x[1] is not None)}

@@ -1,6 +1,7 @@
-"""mj_collision for one env: every candidate pair of the pair table through the bounding-sphere test
-(MuJoCo's mj_filterSphere, inflated by the pair's margin + gap) to its collider, the contacts appended in
-pair-table order, each completed with its geoms, its pair row and MuJoCo's frame.
+"""mj_collision for one env: the candidate pairs of the pair table that pass the broadphase (`broadphase`:
+optional sweep-and-prune, then MuJoCo's bounding-sphere test with the pair's margin + gap) to their
+colliders, the contacts appended in pair-table order, each completed with its geoms, its pair row and
+MuJoCo's frame.
 
 ``d.ncon[b]`` is the number of contacts found and ``d.nbroad[b]`` the number of pairs that passed the
 bounding test (the broadphase's output); rows past the buffer's capacity are counted but not written, so
@@ -11,45 +12,15 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision import primitive as P
+from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
 from rigidsim.engine.collision.params import COLLIDER_ID
-from rigidsim.model import GEOM_PLANE
 from rigidsim.engine.layout import (
-    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, FXMAT, FXPOS, GEOM_RBOUND, GEOM_SIZE, GEOM_TYPE,
-    PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
+    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, FXMAT, FXPOS, GEOM_SAP, GEOM_SIZE, OPT_SAP, PAIR_COLLIDER, PAIR_GAP,
+    PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
 )
 
 PLANE_SPHERE = COLLIDER_ID["plane_sphere"]
-
-
-@ti.func
-def _plane_geom_dist(d: ti.template(), b, gp, g):
-    """Signed distance of geom g's centre above plane geom gp."""
-    mat = sm.getv(d.geom, b, gp, FXMAT, 9)
-    normal = ti.Vector([mat[2], mat[5], mat[8]])
-    return sm.dot3(sm.getv(d.geom, b, g, FXPOS, 3) - sm.getv(d.geom, b, gp, FXPOS, 3), normal)
-
-
-@ti.func
-def _bounds_overlap(m: ti.template(), d: ti.template(), b, g1, g2, margin):
-    """mj_filterSphere: whether the bounding spheres of g1 and g2 (a plane: its half-space) come within
-    `margin`."""
-    r1 = m.gcol_f[g1, GEOM_RBOUND]
-    r2 = m.gcol_f[g2, GEOM_RBOUND]
-    ok = 1
-    if r1 > 0 and r2 > 0:
-        dif = sm.getv(d.geom, b, g1, FXPOS, 3) - sm.getv(d.geom, b, g2, FXPOS, 3)
-        bound = r1 + r2 + margin
-        if dif[0] * dif[0] + dif[1] * dif[1] + dif[2] * dif[2] > bound * bound:
-            ok = 0
-    else:
-        if m.gcol_i[g1, GEOM_TYPE] == GEOM_PLANE and r2 > 0:
-            if _plane_geom_dist(d, b, g1, g2) > margin + r2:
-                ok = 0
-        if m.gcol_i[g2, GEOM_TYPE] == GEOM_PLANE and r1 > 0:
-            if _plane_geom_dist(d, b, g2, g1) > margin + r1:
-                ok = 0
-    return ok
 
 
 @ti.func
@@ -57,12 +28,20 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
     """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i."""
     n = 0
     nb = 0
+    sap = m.opt_i[OPT_SAP]
+    if sap:
+        sweep_and_prune(m, d, b)
     for p in range(m.opt_i[SZ_NPAIR]):
         col = m.pair_i[p, PAIR_COLLIDER]
         g1 = m.pair_i[p, PAIR_GEOM1]
         g2 = m.pair_i[p, PAIR_GEOM2]
         margin = m.pair_f[p, PAIR_MARGIN] + m.pair_f[p, PAIR_GAP]
-        if col != 0 and _bounds_overlap(m, d, b, g1, g2, margin):
+        swept = sap and m.gcol_i[g1, GEOM_SAP] and m.gcol_i[g2, GEOM_SAP]
+        candidate = 1
+        if swept:
+            candidate = d.pair_hit[b, p]
+            d.pair_hit[b, p] = 0
+        if col != 0 and candidate and bounds_overlap(m, d, b, g1, g2, margin):
             nb += 1
             pos1 = sm.getv(d.geom, b, g1, FXPOS, 3)
             mat1 = sm.getv(d.geom, b, g1, FXMAT, 9)
