@@ -23,7 +23,9 @@ def test_render_follows_the_table(monkeypatch):
     new = kernel_args.render(text)
     n_kernels = text.count("# >>> generated: signature")
     assert new.count("efc_J: ND,") == n_kernels
-    assert new.count(f"{last}, efc_J),") == text.count("# >>> generated: groups")
+    # the new array closes every _data(...) group, right after the table's last one
+    assert new.count(" efc_J),") == text.count("# >>> generated: groups")
+    assert new.count(f"{last},") == text.count("# >>> generated: groups") + text.count(f"{last},")
 
 
 def test_arrays_and_strides_follow_the_table():
