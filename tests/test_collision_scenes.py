@@ -86,3 +86,46 @@ def test_override_flag_and_least_friction_match_mujoco(flag):
     ref = mujoco_contacts(mujoco, mjm, q)
     assert [len(r) for r in ref] == ([1, 1, 1, 1, 1] if flag == "enable" else [1, 1, 1, 0, 0])
     assert_same_contacts(rigidsim_contacts(model_from_mujoco(mjm), q), ref, 1e-9, f"override {flag}")
+
+
+BOX_PILE = """
+<mujoco>
+  <worldbody>
+    <geom name="table" type="box" size="1 1 0.1" pos="0 0 -0.1"/>
+    <body pos="0 0 0.11"><freejoint/><geom type="box" size="0.1 0.15 0.1" margin="0.002"/></body>
+    <body pos="0.05 0.02 0.33" euler="0 0 30"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body pos="0.3 0 0.2" euler="40 20 0"><freejoint/><geom type="box" size="0.05 0.08 0.12"/></body>
+    <body pos="-0.3 0.1 0.3"><freejoint/><geom type="sphere" size="0.08" gap="0.01"/></body>
+    <body pos="-0.2 -0.3 0.3" euler="80 0 0"><freejoint/><geom type="capsule" size="0.05 0.15"/></body>
+    <body pos="0.1 -0.35 0.5" euler="0 0 0"><freejoint/><geom type="capsule" size="0.04 0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _trajectory(mjm, n, every=5):
+    """qpos of every `every`-th step of a MuJoCo run from qpos0: impacts, sliding and rest."""
+    d = mujoco.MjData(mjm)
+    out = []
+    for t in range(n * every):
+        mujoco.mj_step(mjm, d)
+        if t % every == 0:
+            out.append(d.qpos.copy())
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def box_pile():
+    mjm = mujoco.MjModel.from_xml_string(BOX_PILE)
+    return mjm, model_from_mujoco(mjm), _trajectory(mjm, 120)
+
+
+@pytest.mark.parametrize("broadphase", ["sap", "all_vs_all"])
+def test_box_pile_contacts_match_mujoco(box_pile, broadphase):
+    """Boxes, a sphere and capsules falling on a box table and on each other (MuJoCo's own trajectory):
+    sphere-box, capsule-box and box-box contacts, with either broadphase."""
+    mjm, model, q = box_pile
+    ref = mujoco_contacts(mujoco, mjm, q)
+    assert sum(len(r) for r in ref) > 500
+    ours = rigidsim_contacts(model, q, {"broadphase_traversal": broadphase})
+    assert_same_contacts(ours, ref, 1e-9, f"box pile {broadphase}")

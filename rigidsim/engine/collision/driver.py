@@ -11,16 +11,19 @@ the caller sees an overflow as ``ncon > capacity`` and stops with the option to 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
+from rigidsim.engine.collision import box as BX
 from rigidsim.engine.collision import primitive as P
 from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
-from rigidsim.engine.collision.params import COLLIDER_ID
+from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
 from rigidsim.engine.layout import (
     CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, FXMAT, FXPOS, GEOM_SAP, GEOM_SIZE, OPT_SAP, PAIR_COLLIDER, PAIR_GAP,
     PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
 )
 
-PLANE_SPHERE = COLLIDER_ID["plane_sphere"]
+# (id, ti.func) of every built collider, in COLLIDERS order: the dispatch is unrolled over this at compile time
+_DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
+                  sorted(BUILT, key=COLLIDER_ID.get))
 
 
 @ti.func
@@ -50,8 +53,9 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
             mat2 = sm.getv(d.geom, b, g2, FXMAT, 9)
             size2 = sm.getm(m.gcol_f, g2, GEOM_SIZE, 3)
             k = 0
-            if col == PLANE_SPHERE:
-                k = P.plane_sphere(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
+            for c in ti.static(range(len(_DISPATCH))):
+                if col == ti.static(_DISPATCH[c][0]):
+                    k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
             for j in range(k):
                 r = n + j
                 if r < cap:
