@@ -267,6 +267,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_f[L.OPT_WIND:L.OPT_WIND + 3] = opt.wind
     opt_f[L.OPT_DENSITY] = opt.density
     opt_f[L.OPT_VISCOSITY] = opt.viscosity
+    opt_f[L.OPT_PRUNETOL] = (pair_options or {}).get("contact_pruning_tolerance") or 0.0
     opt_i = np.zeros(L.NOPT_I, i32)
     opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
            L.SZ_NM, L.SZ_NTENDON, L.SZ_NPAIR]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap,

@@ -97,7 +97,8 @@ NQPOS_F = 2
 
 # ----------------------------------------------------------------------------- model: options, sizes
 OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
-NOPT_F = 9
+OPT_PRUNETOL = 9  # contact_pruning_tolerance (0: off): contacts of a pair closer than this are merged
+NOPT_F = 10
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 SZ_NPAIR = 16  # rows of pair_i

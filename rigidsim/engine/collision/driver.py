@@ -17,13 +17,39 @@ from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
 from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
 from rigidsim.engine.layout import (
-    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, FXMAT, FXPOS, GEOM_SAP, GEOM_SIZE, OPT_SAP, PAIR_COLLIDER, PAIR_GAP,
-    PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
+    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SAP, GEOM_SIZE, NDCON, OPT_PRUNETOL, OPT_SAP,
+    PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
 )
 
 # (id, ti.func) of every built collider, in COLLIDERS order: the dispatch is unrolled over this at compile time
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
                   sorted(BUILT, key=COLLIDER_ID.get))
+
+
+@ti.func
+def _prune(m: ti.template(), d: ti.template(), b, n, k, cap):
+    """contact_pruning_tolerance (Genesis's option; 0 with MuJoCo compatibility): of a pair's contacts in rows
+    n .. n+k-1, keep each one farther than the tolerance from every contact kept before it, in the
+    collider's order, moving the kept rows up; returns how many remain. Rows past `cap` are not pruned
+    (they were never written: the caller reports the overflow)."""
+    tol = m.opt_f[OPT_PRUNETOL]
+    kept = k
+    if tol > 0 and k > 1 and n + k <= cap:
+        kept = 1
+        for j in range(1, k):
+            r = n + j
+            pos = sm.getv(d.contact, b, r, CON_POS, 3)
+            far = 1
+            for i in range(kept):
+                dp = pos - sm.getv(d.contact, b, n + i, CON_POS, 3)
+                if dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2] < tol * tol:
+                    far = 0
+            if far:
+                if kept != j:
+                    for c in range(NDCON):
+                        d.contact[b, n + kept, c] = d.contact[b, r, c]
+                kept += 1
+    return kept
 
 
 @ti.func
@@ -56,6 +82,7 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
             for c in ti.static(range(len(_DISPATCH))):
                 if col == ti.static(_DISPATCH[c][0]):
                     k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
+            k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j
                 if r < cap:
