@@ -48,6 +48,14 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
     t.add_row("tendons", str(m.ntendon))
     table, explicit = collision_pairs(m, r)
     t.add_row("candidate collision pairs", f"{len(table)} ({int(explicit.sum())} explicit <pair>)")
+    if len(table):
+        from collections import Counter
+
+        from rigidsim.engine.collision.params import BUILT, pair_table
+
+        kinds = Counter(pair_table(m, table, explicit)["collider"])
+        t.add_row("pairs per collider", ", ".join(f"{k} {n}" + ("" if k in BUILT else " (not built yet)")
+                                                  for k, n in sorted(kinds.items())))
     t.add_row("keyframes", ", ".join(n or f"#{i}" for i, n in enumerate(m.names["key"])) or "0")
     t.add_row("total mass (kg)", f"{float(m.body_mass.sum()):.6g}")
     missing = unsupported(m, r)
