@@ -52,16 +52,22 @@ def run_collider(func, pos1, mat1, size1, pos2, mat2, size2, margin, cap: int = 
     return res
 
 
+def _normalize3(v):
+    """mju_normalize3: v / |v|, and (1, 0, 0) when |v| is below mjMINVAL."""
+    n = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return np.array([1.0, 0.0, 0.0]) if n < 1e-15 else v * (1.0 / n)
+
+
 def make_frame(normal, tangent) -> np.ndarray:
     """mju_makeFrame in numpy: the [3, 3] contact frame (rows: normal, tangent, their cross product) from a
-    collider's normal and first tangent, as MuJoCo's data.contact.frame holds it (reshaped)."""
-    x = np.asarray(normal, np.float64)
-    x = x / np.sqrt(x @ x)
+    collider's normal and first tangent, as MuJoCo's data.contact.frame holds it (reshaped); a tangent left
+    parallel to the normal (a capsule standing on a plane) becomes (1, 0, 0), as in MuJoCo."""
+    x = _normalize3(np.asarray(normal, np.float64))
     y = np.asarray(tangent, np.float64)
-    if y @ y < 0.25:
+    if y[0] * y[0] + y[1] * y[1] + y[2] * y[2] < 0.25:
         y = np.array([0.0, 1.0, 0.0]) if -0.5 < x[1] < 0.5 else np.array([0.0, 0.0, 1.0])
-    y = y - x * (x @ y)
-    y = y / np.sqrt(y @ y)
+    xy = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+    y = _normalize3(y - x * xy)
     return np.stack([x, y, np.cross(x, y)])
 
 

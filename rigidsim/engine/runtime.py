@@ -42,15 +42,15 @@ def cache_dir() -> Path:
 
 
 def source_key(engine: Path = _ENGINE) -> str:
-    """A hash of every source file the kernels are built from: the engine package and the Model contract
-    (whose enums the kernels read as constants)."""
+    """A hash of every source file the kernels are built from: the engine package with its subpackages
+    (collision/) and the Model contract (whose enums the kernels read as constants)."""
     h = hashlib.sha256()
-    files = sorted(engine.glob("*.py"))
+    files = sorted(engine.rglob("*.py"))
     for extra in (engine.parent / "model.py", engine.parent / "loaders" / "model.py"):
         if extra.is_file():
             files.append(extra)
     for f in files:
-        h.update(f.name.encode())
+        h.update(str(f.relative_to(engine.parent)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:20]
 

@@ -43,7 +43,8 @@ MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "pla
                 "box_box": 8}
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
-BUILT = {"plane_sphere", "sphere_box", "capsule_box", "box_box"}
+BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
+         "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box"}
 
 
 def collider_of(type1: int, type2: int) -> str:
