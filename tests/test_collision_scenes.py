@@ -150,3 +150,32 @@ def test_contact_pruning_merges_close_contacts_of_a_pair(box_pile):
             assert all(min(np.linalg.norm(x - y) for y in k) < tol for x in a)
             assert all(np.linalg.norm(x - y) >= tol for i, x in enumerate(k) for y in k[:i])
     assert removed > 0
+
+
+def _sphere_bin():
+    walls = "".join(f'<geom type="box" size="{sx} {sy} 0.3" pos="{px} {py} 0.3"/>' for sx, sy, px, py in
+                    ((0.02, 0.5, 0.52, 0), (0.02, 0.5, -0.52, 0), (0.5, 0.02, 0, 0.52), (0.5, 0.02, 0, -0.52)))
+    balls = "".join(f'<body pos="{-0.36 + 0.24 * i} {-0.36 + 0.24 * j} {0.1 + 0.22 * k}"><freejoint/>'
+                    f'<geom type="sphere" size="0.1"/></body>' for i in range(4) for j in range(4) for k in range(4))
+    return f'<mujoco><worldbody><geom type="plane" size="5 5 .1"/>{walls}{balls}</worldbody></mujoco>'
+
+
+def test_sweep_and_prune_equals_all_pairs_on_64_spheres():
+    """64 spheres in a bin, 100 states (50 of MuJoCo's run as they pile up, 50 shaken at random): the two
+    broadphases give identical contacts, in the same order, and they are MuJoCo's."""
+    mjm = mujoco.MjModel.from_xml_string(_sphere_bin())
+    model = model_from_mujoco(mjm)
+    rng = np.random.default_rng(1)
+    pile = _trajectory(mjm, 50, every=20)
+    shaken = pile + np.concatenate([np.zeros((50, 0))] + [
+        np.hstack([rng.uniform(-0.05, 0.05, (50, 3)), np.zeros((50, 4))]) for _ in range(64)], axis=1)
+    q = np.vstack([pile, shaken])
+    sap = rigidsim_contacts(model, q, {"broadphase_traversal": "sap", "max_collision_pairs": 5000})
+    allp = rigidsim_contacts(model, q, {"broadphase_traversal": "all_vs_all", "max_collision_pairs": 5000})
+    assert sum(len(e) for e in sap) > 3000
+    for a, b in zip(sap, allp):
+        assert [c["geom"] for c in a] == [c["geom"] for c in b]
+        for x, y in zip(a, b):
+            assert x["dist"] == y["dist"] and np.array_equal(x["pos"], y["pos"])
+            assert np.array_equal(x["frame"], y["frame"])
+    assert_same_contacts(sap, mujoco_contacts(mujoco, mjm, q), 1e-9, "sphere bin")
