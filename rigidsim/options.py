@@ -71,7 +71,7 @@ SPECS: Dict[str, Spec] = {
     "enable_multi_contact": Spec("bool", True, "several contact points per convex pair"),
     "enable_mujoco_compatibility": Spec("bool", False, "unset options take MuJoCo's defaults or the scene's MJCF values"),
     "use_gjk_collision": Spec("bool", None, "GJK/EPA instead of MPR for convex pairs; null: off", nullable=True),
-    "broadphase_traversal": Spec("enum", None, "broadphase: sap | all_vs_all; null: sap on CPU, all_vs_all on GPU", BROADPHASES, nullable=True),
+    "broadphase_traversal": Spec("enum", None, "broadphase: sap | all_vs_all (the same contacts); null: all_vs_all (measured faster on the filtered pair table, benchmarks/bench_collision.py)", BROADPHASES, nullable=True),
 }
 
 # Where each option goes, so that none is silently ignored:
@@ -277,7 +277,9 @@ def resolve(model: M.Model, file_opts: Mapping[str, Any] = (), set_opts: Mapping
     if r["use_gjk_collision"] is None:
         r["use_gjk_collision"] = False
     if r["broadphase_traversal"] is None:
-        r["broadphase_traversal"] = "sap" if backend == "cpu" else "all_vs_all"
+        # Genesis picks sweep-and-prune on CPU; here each env walks the pair table already filtered at
+        # put_model, and the sweep cost more than it saved in every benchmark scene (README, Speed)
+        r["broadphase_traversal"] = "all_vs_all"
     if r["enable_rolling_friction"] and not r["enable_torsional_friction"]:
         raise InputError("enable_rolling_friction requires enable_torsional_friction: true", where="enable_rolling_friction")
     return r

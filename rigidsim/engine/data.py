@@ -254,6 +254,8 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         pad[a], pad[b] = max(pad[a], mg), max(pad[b], mg)
     gcol_f[:ngeom, L.GEOM_SAPMARGIN] = pad[:ngeom]
     gcol_i[:ngeom, L.GEOM_SAP] = (np.asarray(model.geom_rbound) > 0) & (np.asarray(model.geom_type) != M.GEOM_PLANE)
+    if npair:
+        pair_i[:npair, L.PAIR_SWEPT] = gcol_i[pairs[:, 0], L.GEOM_SAP] & gcol_i[pairs[:, 1], L.GEOM_SAP]
 
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0

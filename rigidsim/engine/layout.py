@@ -87,7 +87,8 @@ NGCOL_I = 4
 # explicit <pair> element; PAIR_COLLIDER: which collider (collision.params.COLLIDER); PAIR_DIM: the contact's
 # condim. The floats are the contact parameters mixed once (mj_contactParam, or the <pair>'s own).
 PAIR_GEOM1, PAIR_GEOM2, PAIR_EXPLICIT, PAIR_COLLIDER, PAIR_DIM = 0, 1, 2, 3, 4
-NPAIR_I = 5
+PAIR_SWEPT = 5  # 1: both geoms take part in sweep-and-prune, which decides whether the row is tested
+NPAIR_I = 6
 PAIR_MARGIN, PAIR_GAP, PAIR_FRICTION, PAIR_SOLREF, PAIR_SOLREFFRICTION, PAIR_SOLIMP = 0, 1, 2, 7, 9, 11
 NPAIR_F = 16
 

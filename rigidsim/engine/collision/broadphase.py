@@ -53,16 +53,22 @@ def bounds_overlap(m: ti.template(), d: ti.template(), b, g1, g2, margin):
 
 @ti.func
 def _mark_row(m: ti.template(), d: ti.template(), b, ga, gb):
-    """Mark the pair-table row of geoms ga, gb, if they are a candidate pair (rows of the lower geom are
-    contiguous, sorted by the other geom)."""
+    """Mark the pair-table row of geoms ga, gb, if they are a candidate pair: a binary search of the lower
+    geom's rows, which are contiguous and sorted by the other geom."""
     lo = ti.min(ga, gb)
     hi = ti.max(ga, gb)
-    adr = m.gcol_i[lo, GEOM_PAIRADR]
-    for k in range(m.gcol_i[lo, GEOM_PAIRNUM]):
-        p = adr + k
-        other = ti.max(m.pair_i[p, PAIR_GEOM1], m.pair_i[p, PAIR_GEOM2])
-        if other == hi:
-            d.pair_hit[b, p] = 1
+    first = m.gcol_i[lo, GEOM_PAIRADR]
+    last = first + m.gcol_i[lo, GEOM_PAIRNUM]  # one past
+    while first < last:
+        mid = (first + last) // 2
+        other = ti.max(m.pair_i[mid, PAIR_GEOM1], m.pair_i[mid, PAIR_GEOM2])
+        if other < hi:
+            first = mid + 1
+        else:
+            last = mid
+    if first < m.gcol_i[lo, GEOM_PAIRADR] + m.gcol_i[lo, GEOM_PAIRNUM]:
+        if ti.max(m.pair_i[first, PAIR_GEOM1], m.pair_i[first, PAIR_GEOM2]) == hi:
+            d.pair_hit[b, first] = 1
 
 
 @ti.func

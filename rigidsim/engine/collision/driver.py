@@ -17,8 +17,8 @@ from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
 from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
 from rigidsim.engine.layout import (
-    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SAP, GEOM_SIZE, NDCON, OPT_PRUNETOL, OPT_SAP,
-    PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, SZ_NPAIR,
+    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SIZE, NDCON, OPT_PRUNETOL, OPT_SAP,
+    PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, PAIR_SWEPT, SZ_NPAIR,
 )
 
 # (id, ti.func) of every built collider, in COLLIDERS order: the dispatch is unrolled over this at compile time
@@ -61,16 +61,21 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
     if sap:
         sweep_and_prune(m, d, b)
     for p in range(m.opt_i[SZ_NPAIR]):
-        col = m.pair_i[p, PAIR_COLLIDER]
-        g1 = m.pair_i[p, PAIR_GEOM1]
-        g2 = m.pair_i[p, PAIR_GEOM2]
-        margin = m.pair_f[p, PAIR_MARGIN] + m.pair_f[p, PAIR_GAP]
-        swept = sap and m.gcol_i[g1, GEOM_SAP] and m.gcol_i[g2, GEOM_SAP]
         candidate = 1
-        if swept:
+        if sap and m.pair_i[p, PAIR_SWEPT]:  # two swept geoms: a candidate only if the sweep marked it
             candidate = d.pair_hit[b, p]
-            d.pair_hit[b, p] = 0
-        if col != 0 and candidate and bounds_overlap(m, d, b, g1, g2, margin):
+            if candidate:
+                d.pair_hit[b, p] = 0
+        col = 0
+        g1 = 0
+        g2 = 0
+        margin = 0.0
+        if candidate:
+            col = m.pair_i[p, PAIR_COLLIDER]
+            g1 = m.pair_i[p, PAIR_GEOM1]
+            g2 = m.pair_i[p, PAIR_GEOM2]
+            margin = m.pair_f[p, PAIR_MARGIN] + m.pair_f[p, PAIR_GAP]
+        if col != 0 and bounds_overlap(m, d, b, g1, g2, margin):
             nb += 1
             pos1 = sm.getv(d.geom, b, g1, FXPOS, 3)
             mat1 = sm.getv(d.geom, b, g1, FXMAT, 9)
