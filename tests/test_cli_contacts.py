@@ -73,7 +73,7 @@ def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
 def test_unbuilt_collider_is_refused_by_kind(tmp_path):
     xml = tmp_path / "e.xml"
     xml.write_text(SCENE.replace('<geom type="sphere" size="0.1" margin="0.1"/>',
-                                 '<geom name="egg" type="ellipsoid" size="0.1 0.1 0.2"/>'))
+                                 '<geom name="egg" type="ellipsoid" size="0.1 0.1 0.2" contype="3" conaffinity="3"/>'))
     p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
     text = assert_clean_error(p, 2)
-    assert "plane and ellipsoid" in text and "floor/egg" in text
+    assert "sphere and ellipsoid" in text and "#1/egg" in text and "plane and ellipsoid" not in text

@@ -179,3 +179,29 @@ def test_sweep_and_prune_equals_all_pairs_on_64_spheres():
             assert x["dist"] == y["dist"] and np.array_equal(x["pos"], y["pos"])
             assert np.array_equal(x["frame"], y["frame"])
     assert_same_contacts(sap, mujoco_contacts(mujoco, mjm, q), 1e-9, "sphere bin")
+
+
+ELLIPSOIDS = """
+<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <geom name="wall" type="plane" size="1 1 .1" pos="2 0 1" zaxis="-1 0 0.3"/>
+    <body pos="0 0 0.2"><freejoint/><geom type="ellipsoid" size="0.1 0.2 0.3" margin="0.01"/></body>
+    <body pos="1.8 0 0.5"><freejoint/><geom type="ellipsoid" size="0.3 0.05 0.1" contype="1"/></body>
+    <body pos="0 1 0.3"><freejoint/><geom type="ellipsoid" size="0.2 0.2 0.2" gap="0.01"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_plane_ellipsoid_contacts_match_mujoco():
+    """Ellipsoids against a floor and a tilted wall (MuJoCo's plane-convex collider): 80 random poses near the
+    planes, a round one included; penetrating, within margin and gap, apart."""
+    mjm = mujoco.MjModel.from_xml_string(ELLIPSOIDS)
+    model = model_from_mujoco(mjm)
+    rng = np.random.default_rng(7)
+    q = np.vstack([mjm.qpos0, _random_states(mjm, 80, rng, lift=0.25)])
+    ref = mujoco_contacts(mujoco, mjm, q)
+    kinds = {tuple(sorted(int(mjm.geom_type[g]) for g in c["geom"])) for r in ref for c in r}
+    assert kinds == {(0, 4)} and sum(len(r) for r in ref) > 60
+    assert_same_contacts(rigidsim_contacts(model, q), ref, 1e-9, "ellipsoids")

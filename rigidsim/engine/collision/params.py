@@ -23,13 +23,14 @@ MINMU = 1e-5  # mjMINMU: the least friction coefficient a contact carries
 
 # collider ids of PAIR_COLLIDER; the driver dispatches on them. NONE: the pair has no collider built yet.
 COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere",
-             "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box")
+             "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")
 COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
 
 _P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
-# MuJoCo's collision function of each type pair (type1 <= type2) that is analytic
+# MuJoCo's collision function of each type pair (type1 <= type2) that is analytic (plane-ellipsoid is MuJoCo's
+# plane-convex function, which for an ellipsoid is one support point)
 _ANALYTIC = {
-    (_P, _S): "plane_sphere", (_P, _C): "plane_capsule", (_P, _Y): "plane_cylinder", (_P, _B): "plane_box",
+    (_P, _S): "plane_sphere", (_P, _C): "plane_capsule", (_P, _E): "plane_ellipsoid", (_P, _Y): "plane_cylinder", (_P, _B): "plane_box",
     (_S, _S): "sphere_sphere", (_S, _C): "sphere_capsule", (_S, _Y): "sphere_cylinder", (_S, _B): "sphere_box",
     (_C, _C): "capsule_capsule", (_C, _B): "capsule_box", (_B, _B): "box_box",
 }
@@ -40,11 +41,11 @@ TYPE_NAMES = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sp
 # contacts a collider returns at most (mj_maxContact for the analytic pairs)
 MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "plane_box": 4, "sphere_sphere": 1,
                 "sphere_capsule": 1, "sphere_cylinder": 1, "sphere_box": 1, "capsule_capsule": 2, "capsule_box": 4,
-                "box_box": 8}
+                "box_box": 8, "plane_ellipsoid": 1}
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
 BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
-         "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box"}
+         "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid"}
 
 
 def collider_of(type1: int, type2: int) -> str:

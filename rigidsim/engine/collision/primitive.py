@@ -347,3 +347,21 @@ def capsule_capsule(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2,
         put(d, b, n0 + j, cap, dist_best if take_best else dist_next, pos_best if take_best else pos_next,
             normal_best if take_best else normal_next, sm.zero3())
     return n
+
+
+@ti.func
+def plane_ellipsoid(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2, size2, margin):
+    """mjc_PlaneConvex for an ellipsoid: its support point along the plane's inward normal (the unit sphere's
+    support scaled by the semi-axes, normalized, scaled again, as MuJoCo's ccd support does), one contact
+    when it lies within `margin` of the plane."""
+    normal = ti.Vector([mat1[2], mat1[5], mat1[8]])
+    local = sm.rot_vec_mat_t(-normal, mat2)
+    res, _ = sm.normalize3(ti.Vector([local[0] * size2[0], local[1] * size2[1], local[2] * size2[2]]))
+    res = ti.Vector([res[0] * size2[0], res[1] * size2[1], res[2] * size2[2]])
+    vert = sm.rot_vec_mat(res, mat2) + pos2
+    dist = sm.dot3(normal, vert - pos1)
+    n = 0
+    if dist <= margin:
+        put(d, b, n0, cap, dist, vert + normal * (-0.5 * dist), normal, sm.zero3())
+        n = 1
+    return n
