@@ -2,7 +2,7 @@
 
     python benchmarks/bench_collision.py [--batches 1,1024] [--repeats 5] [--threads 2] [--scenes ...]
 
-Scenes (issue 10): 27 boxes on a plane, 64 spheres in a bin, the dm_control humanoid lying on the floor, and
+Scenes (issue 10): 27 boxes on a plane and 64 spheres in a bin (scenes/boxes27.xml, scenes/sphere_bin.xml), the dm_control humanoid lying on the floor, and
 the Panda (menagerie franka_emika_panda/scene.xml). The states are those of one MuJoCo trajectory of each
 scene (every step of it, the first B), so the contacts are the ones a simulation meets: resting, sliding,
 colliding. Per B it times
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,29 +32,20 @@ sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared" / "models"
 
 
-def boxes27() -> str:
-    bodies = "".join(
-        f'<body pos="{0.25 * i} {0.25 * j} {0.11 + 0.21 * k}"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>'
-        for i in range(3) for j in range(3) for k in range(3))
-    return f'<mujoco><worldbody><geom type="plane" size="5 5 .1"/>{bodies}</worldbody></mujoco>'
+def cpu_name() -> str:
+    from bench_record import cpu_name as name  # one definition, beside this file
 
-
-def sphere_bin() -> str:
-    walls = "".join(f'<geom type="box" size="{sx} {sy} 0.3" pos="{px} {py} 0.3"/>' for sx, sy, px, py in
-                    ((0.02, 0.5, 0.52, 0), (0.02, 0.5, -0.52, 0), (0.5, 0.02, 0, 0.52), (0.5, 0.02, 0, -0.52)))
-    balls = "".join(f'<body pos="{-0.36 + 0.24 * i} {-0.36 + 0.24 * j} {0.1 + 0.22 * k}"><freejoint/>'
-                    f'<geom type="sphere" size="0.1"/></body>' for i in range(4) for j in range(4) for k in range(4))
-    return f'<mujoco><worldbody><geom type="plane" size="5 5 .1"/>{walls}{balls}</worldbody></mujoco>'
+    return name()
 
 
 def scenes():
-    """name -> (xml text or path, initial qpos adjuster or None)."""
+    """name -> (path, initial qpos adjuster or None); the boxes and the bin are bundled scenes."""
     def lying(mjm, q):
         q[2] = 0.12
         q[3:7] = (np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0)  # turned 90 degrees about y: lying on its back
         return q
 
-    return {"boxes27": (boxes27(), None), "sphere_bin64": (sphere_bin(), None),
+    return {"boxes27": (ROOT / "scenes" / "boxes27.xml", None), "sphere_bin64": (ROOT / "scenes" / "sphere_bin.xml", None),
             "humanoid_lying": (SHARED / "dm_control" / "humanoid.xml", lying),
             "panda": (SHARED / "menagerie" / "franka_emika_panda" / "scene.xml", None)}
 
@@ -129,22 +119,15 @@ def main(argv=None) -> int:
 
     batches = [int(b) for b in args.batches.split(",")]
     table = Table(title=f"kinematics + collision per env-step, float64, {args.threads} threads "
-                        f"(median of {args.repeats}; {platform.processor() or platform.machine()}, "
+                        f"(median of {args.repeats}; {cpu_name()}, "
                         f"{os.cpu_count()} cores)")
     for col in ("scene", "B", "contacts/env", "rigidsim µs/env-step", "mujoco µs/env-step", "ratio", "target"):
         table.add_column(col, justify="right")
-    import tempfile
-
     for name in args.scenes.split(","):
-        src, adjust = scenes()[name]
-        if isinstance(src, Path):
-            path = src
-            if not path.exists():
-                table.add_row(name, "", "", f"{path} is absent", "", "", "")
-                continue
-        else:
-            path = Path(tempfile.mkdtemp()) / f"{name}.xml"
-            path.write_text(src)
+        path, adjust = scenes()[name]
+        if not path.exists():
+            table.add_row(name, "", "", f"{path} is absent", "", "", "")
+            continue
         mjm = mujoco.MjModel.from_xml_path(str(path))
         model = load_scene(str(path))
         r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True, "max_collision_pairs": 100000})

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.cli_util import ROOT
 from tests.mjref import model_from_mujoco, mujoco
 from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts
 
@@ -152,18 +153,10 @@ def test_contact_pruning_merges_close_contacts_of_a_pair(box_pile):
     assert removed > 0
 
 
-def _sphere_bin():
-    walls = "".join(f'<geom type="box" size="{sx} {sy} 0.3" pos="{px} {py} 0.3"/>' for sx, sy, px, py in
-                    ((0.02, 0.5, 0.52, 0), (0.02, 0.5, -0.52, 0), (0.5, 0.02, 0, 0.52), (0.5, 0.02, 0, -0.52)))
-    balls = "".join(f'<body pos="{-0.36 + 0.24 * i} {-0.36 + 0.24 * j} {0.1 + 0.22 * k}"><freejoint/>'
-                    f'<geom type="sphere" size="0.1"/></body>' for i in range(4) for j in range(4) for k in range(4))
-    return f'<mujoco><worldbody><geom type="plane" size="5 5 .1"/>{walls}{balls}</worldbody></mujoco>'
-
-
 def test_sweep_and_prune_equals_all_pairs_on_64_spheres():
     """64 spheres in a bin, 100 states (50 of MuJoCo's run as they pile up, 50 shaken at random): the two
     broadphases give identical contacts, in the same order, and they are MuJoCo's."""
-    mjm = mujoco.MjModel.from_xml_string(_sphere_bin())
+    mjm = mujoco.MjModel.from_xml_path(str(ROOT / "scenes" / "sphere_bin.xml"))
     model = model_from_mujoco(mjm)
     rng = np.random.default_rng(1)
     pile = _trajectory(mjm, 50, every=20)

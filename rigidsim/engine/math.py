@@ -47,6 +47,17 @@ def get2(a: ti.template(), b, i, n: ti.template()):
 
 
 @ti.func
+def clip(x, lo, hi):
+    """mju_clip: x limited to [lo, hi]."""
+    res = x
+    if x < lo:
+        res = lo
+    elif x > hi:
+        res = hi
+    return res
+
+
+@ti.func
 def zero3():
     return ti.Vector([0.0, 0.0, 0.0])
 

@@ -26,20 +26,6 @@ _NVERT = 12  # clipped-polygon capacity (an incident quad clipped by 4 side plan
 
 
 @ti.func
-def _clamp(x, lo, hi):
-    """mju_clip."""
-    r = x
-    if x < lo:
-        r = lo
-    elif x > hi:
-        r = hi
-    return r
-
-
-# ----------------------------------------------------------------------------- sphere : box
-
-
-@ti.func
 def _sphere_box_raw(d: ti.template(), b, slot, cap, margin, center_w, radius, pos2, mat2, size2):
     """mjraw_SphereBox: a sphere (world centre `center_w`, `radius`) against the box (pos2, mat2, half-sizes
     size2); writes contact row `slot` and returns 1, or 0 when the gap exceeds `margin`."""
@@ -47,7 +33,7 @@ def _sphere_box_raw(d: ti.template(), b, slot, cap, margin, center_w, radius, po
     clamped = center
     for k in range(3):
         if size2[k] > 0.0:
-            clamped[k] = _clamp(center[k], -size2[k], size2[k])
+            clamped[k] = sm.clip(center[k], -size2[k], size2[k])
     out, dist = sm.normalize3(clamped - center)
     n = 0
     if dist - radius <= margin:
@@ -456,9 +442,9 @@ def _box_box_edge(d: ti.template(), b, n0, cap, pos1, mat1, size1, size2, rot, p
             s = 0.0
             if denom >= MINVAL:
                 s = (d1e - bb * d2e) / denom
-            s = _clamp(s, -size1[i], size1[i])
-            t = _clamp(bb * s - d2e, -size2[j], size2[j])
-            s = _clamp(d1e + bb * t, -size1[i], size1[i])
+            s = sm.clip(s, -size1[i], size1[i])
+            t = sm.clip(bb * s - d2e, -size2[j], size2[j])
+            s = sm.clip(d1e + bb * t, -size1[i], size1[i])
             p1 = c1
             p1[i] = p1[i] + s
             p2 = c2 + d2 * t

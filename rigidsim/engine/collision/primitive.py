@@ -18,17 +18,6 @@ from rigidsim.engine.layout import MINVAL
 
 
 @ti.func
-def _clip(x, lo, hi):
-    """mju_clip: x limited to [lo, hi]."""
-    res = x
-    if x < lo:
-        res = lo
-    elif x > hi:
-        res = hi
-    return res
-
-
-@ti.func
 def _plane_sphere_raw(margin, pos1, mat1, pos2, radius):
     """A sphere (centre pos2) against the plane through pos1 with normal the z axis of mat1:
     (found 0/1, dist, pos, normal); dist and pos are zero when nothing is found."""
@@ -201,7 +190,7 @@ def sphere_capsule(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2, 
     """mjc_SphereCapsule: the sphere against the nearest point of the capsule's segment, at most 1 contact."""
     length = size2[1]
     axis = ti.Vector([mat2[2], mat2[5], mat2[8]])
-    x = _clip(sm.dot3(axis, pos1 - pos2), -length, length)
+    x = sm.clip(sm.dot3(axis, pos1 - pos2), -length, length)
     nearest = axis * x + pos2
     found, dist, pos, normal = _sphere_sphere_raw(margin, pos1, mat1, size1[0], nearest, mat2, size2[0])
     if found:
@@ -304,10 +293,10 @@ def capsule_capsule(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2,
             x2 = (v + mb) / mc
         if x2 > 1:
             x2 = 1.0
-            x1 = _clip((u - mb) / ma, -1.0, 1.0)
+            x1 = sm.clip((u - mb) / ma, -1.0, 1.0)
         elif x2 < -1:
             x2 = -1.0
-            x1 = _clip((u + mb) / ma, -1.0, 1.0)
+            x1 = sm.clip((u + mb) / ma, -1.0, 1.0)
 
     # the candidates (1 when skew, else 4), the deepest two kept: best, then next
     nfound = 0
@@ -325,10 +314,10 @@ def capsule_capsule(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2,
             end = 1.0 if k % 2 == 0 else -1.0
             if k < 2:
                 x1 = end
-                x2 = _clip((v - end * mb) / mc, -1.0, 1.0)
+                x2 = sm.clip((v - end * mb) / mc, -1.0, 1.0)
             else:
                 x2 = end
-                x1 = _clip((u - end * mb) / ma, -1.0, 1.0)
+                x1 = sm.clip((u - end * mb) / ma, -1.0, 1.0)
         p1 = axis1 * x1 + pos1
         p2 = axis2 * x2 + pos2
         found, dist, pos, normal = _sphere_sphere_raw(margin, p1, mat1, size1[0], p2, mat2, size2[0])
