@@ -47,7 +47,7 @@ SPECS: Dict[str, Spec] = {
     "enable_neutral_collision": Spec("bool", False, "keep self-collision pairs already touching at qpos0"),
     "enable_adjacent_collision": Spec("bool", False, "collide parent-child body pairs (MuJoCo's filterparent off)"),
     "disable_constraint": Spec("bool", False, "disable every constraint: contacts, limits, equalities, friction loss"),
-    "max_collision_pairs": Spec("int", 150, "maximum candidate collision pairs per env", low=1),
+    "max_collision_pairs": Spec("int", 150, "maximum geom pairs per env passing the broadphase in a step; null: no limit (MuJoCo)", low=1, nullable=True),
     "max_contacts": Spec("int", None, "maximum contact points per env after pruning; null sizes it automatically", low=1, nullable=True),
     "integrator": Spec("enum", "approximate_implicitfast", "euler | implicitfast | approximate_implicitfast (rk4 too, as MJCF asks)", INTEGRATORS),
     "constraint_solver": Spec("enum", "newton", "constraint solver: newton | cg", SOLVERS),
@@ -113,6 +113,7 @@ MUJOCO_DEFAULTS: Dict[str, Any] = {
     "noslip_iterations": 0, "noslip_tolerance": 1e-6, "friction_cone": "pyramidal", "impratio": 1.0,
     "constraint_timeconst": None, "constraint_solver": "newton", "contact_pruning_tolerance": None,
     "enable_adjacent_collision": False, "enable_neutral_collision": True, "hibernation_thresh_vel": 1e-4,
+    "max_collision_pairs": None,
 }
 
 _INT_CODE = {"euler": M.INT_EULER, "rk4": M.INT_RK4, "implicit": M.INT_IMPLICIT,

@@ -77,3 +77,17 @@ def test_unbuilt_collider_is_refused_by_kind(tmp_path):
     p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
     text = assert_clean_error(p, 2)
     assert "sphere and ellipsoid" in text and "#1/egg" in text and "plane and ellipsoid" not in text
+
+
+@pytest.mark.parametrize("name", ["boxes27", "sphere_bin", "falling_objects"])
+def test_bundled_contact_scenes_run_by_name(name, tmp_path):
+    """The bundled contact scenes load through our MJCF loader and record frame 0's contacts by name, as many
+    per env as MuJoCo's mj_forward finds."""
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", name, "--steps", 0, "--envs", 2, "--options", COMPAT, "--out", out, "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    mjm = mujoco.MjModel.from_xml_path(str(ROOT / "scenes" / f"{name}.xml"))
+    d = mujoco.MjData(mjm)
+    mujoco.mj_forward(mjm, d)
+    with h5py.File(out, "r") as f:
+        np.testing.assert_array_equal(f["contacts/offsets"][:], [0, d.ncon, 2 * d.ncon])
