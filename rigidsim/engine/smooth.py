@@ -36,9 +36,8 @@ from rigidsim.engine.layout import (
 
 
 @ti.func
-def local_to_global(d: ti.template(), b, body, pos, quat, sameframe, arr: ti.template(), i, cpos: ti.template(),
-                    cmat: ti.template()):
-    """Pose (pos, quat) on `body` to world: arr[b, i, cpos:+3] and arr[b, i, cmat:+9] (mj_local2Global)."""
+def local_to_global(d: ti.template(), b, body, pos, quat, sameframe):
+    """Pose (pos, quat) on `body` to world: (xpos, xmat) (mj_local2Global)."""
     xpos = sm.zero3()
     if sameframe == SAMEFRAME_BODY:
         xpos = sm.getv(d.body, b, body, XPOS, 3)
@@ -53,8 +52,7 @@ def local_to_global(d: ti.template(), b, body, pos, quat, sameframe, arr: ti.tem
         xmat = sm.getv(d.body, b, body, XMAT, 9)
     else:
         xmat = sm.getv(d.body, b, body, XIMAT, 9)
-    sm.setv(arr, b, i, cpos, xpos)
-    sm.setv(arr, b, i, cmat, xmat)
+    return xpos, xmat
 
 
 @ti.func
@@ -117,17 +115,45 @@ def kinematics(m: ti.template(), d: ti.template(), b, with_sites: ti.template())
         sm.setv(d.body, b, i, XPOS, pos)
         sm.setv(d.body, b, i, XMAT, sm.quat2mat(quat))
 
-    for i in range(1, m.opt_i[SZ_NBODY]):
-        local_to_global(d, b, i, sm.getm(m.body_f, i, BODY_IPOS, 3), sm.getm(m.body_f, i, BODY_IQUAT, 4),
-                        m.body_i[i, BODY_SAMEFRAME], d.body, i, XIPOS, XIMAT)
-    for g in range(m.opt_i[SZ_NGEOM]):
-        local_to_global(d, b, m.geom_i[g, FRAME_BODYID], sm.getm(m.geom_f, g, FRAME_POS, 3),
-                        sm.getm(m.geom_f, g, FRAME_QUAT, 4), m.geom_i[g, FRAME_SAMEFRAME], d.geom, g, FXPOS, FXMAT)
+    # the inertial frames of bodies 1.., then the geoms, then the sites: one loop, so that the pose arithmetic
+    # is compiled once (a third of this stage's code otherwise)
+    nb = m.opt_i[SZ_NBODY] - 1
+    ng = m.opt_i[SZ_NGEOM]
+    nframes = nb + ng
     if ti.static(with_sites):
-        for s in range(m.opt_i[SZ_NSITE]):
-            local_to_global(d, b, m.site_i[s, FRAME_BODYID], sm.getm(m.site_f, s, FRAME_POS, 3),
-                            sm.getm(m.site_f, s, FRAME_QUAT, 4), m.site_i[s, FRAME_SAMEFRAME], d.site, s, FXPOS,
-                            FXMAT)
+        nframes = nframes + m.opt_i[SZ_NSITE]
+    for k in range(nframes):
+        body = 0
+        pos = sm.zero3()
+        quat = ti.Vector([1.0, 0.0, 0.0, 0.0])
+        sameframe = 0
+        if k < nb:
+            body = k + 1
+            pos = sm.getm(m.body_f, body, BODY_IPOS, 3)
+            quat = sm.getm(m.body_f, body, BODY_IQUAT, 4)
+            sameframe = m.body_i[body, BODY_SAMEFRAME]
+        elif k < nb + ng:
+            g = k - nb
+            body = m.geom_i[g, FRAME_BODYID]
+            pos = sm.getm(m.geom_f, g, FRAME_POS, 3)
+            quat = sm.getm(m.geom_f, g, FRAME_QUAT, 4)
+            sameframe = m.geom_i[g, FRAME_SAMEFRAME]
+        else:
+            st = k - nb - ng
+            body = m.site_i[st, FRAME_BODYID]
+            pos = sm.getm(m.site_f, st, FRAME_POS, 3)
+            quat = sm.getm(m.site_f, st, FRAME_QUAT, 4)
+            sameframe = m.site_i[st, FRAME_SAMEFRAME]
+        xpos, xmat = local_to_global(d, b, body, pos, quat, sameframe)
+        if k < nb:
+            sm.setv(d.body, b, k + 1, XIPOS, xpos)
+            sm.setv(d.body, b, k + 1, XIMAT, xmat)
+        elif k < nb + ng:
+            sm.setv(d.geom, b, k - nb, FXPOS, xpos)
+            sm.setv(d.geom, b, k - nb, FXMAT, xmat)
+        else:
+            sm.setv(d.site, b, k - nb - ng, FXPOS, xpos)
+            sm.setv(d.site, b, k - nb - ng, FXMAT, xmat)
 
 
 @ti.func
