@@ -4,9 +4,15 @@ Scenes of two free bodies, an ellipsoid and a second convex geom (ellipsoid, sph
 box), without and with geom margins and gaps. Each is posed many times at random near contact: the second
 geom is placed along a random direction at the distance where the two support planes meet, shifted by an
 offset that makes the pair penetrate deeply or slightly, touch, lie within the margin or just beyond it.
+A second family of poses is shallow by construction: the support point of geom 2 (along -u) is placed on
+the support point of geom 1 (along u), then shifted along u by 0, +-1e-12, +-1e-7 or a small overlap (and,
+with margins, by part of the margin); half of them with both geoms unrotated and u often a coordinate
+axis (faces parallel). These end GJK with the origin on or next to its simplex and exercise the initial
+polytopes' special cases.
 For every pose MuJoCo's contacts for the pair (mj_forward) are compared with ours, computed from the same
 geom_xpos, geom_xmat and geom_size with the pair's margin plus gap and MuJoCo's ccd_tolerance and
-ccd_iterations: the same count (0 or 1) and dist, pos and contact frame within 1e-6.
+ccd_iterations: the same count (0 or 1) and dist, pos and contact frame within 1e-6 (in practice they
+agree bit for bit, except the poses listed in P2_HEXAHEDRON).
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ _TYPE = {"sphere": 2, "capsule": 3, "ellipsoid": 4, "cylinder": 5, "box": 6}
 PAIRS = [("ellipsoid", "ellipsoid"), ("sphere", "ellipsoid"), ("capsule", "ellipsoid"),
          ("ellipsoid", "cylinder"), ("ellipsoid", "box")]
 # (margin, gap) of each geom
-MARGINS = [(0.0, 0.0), (0.01, 0.002)]
+MARGINS = [(0.0, 0.0), (0.01, 0.002), (0.05, 0.0)]
 NPOSE = 48
+SEEDS = (0, 1)  # scenes (sizes) per pair and margin, each with NPOSE random and NPOSE shallow poses
 
 
 @ti.kernel
@@ -138,11 +145,63 @@ def _poses(m, kind1, kind2, npose, rng):
     return rows, offsets
 
 
+def _support_point(kind, size, mat, u):
+    """The point of a geom (MuJoCo size, world rotation mat, centred at the origin) farthest along unit u."""
+    loc = mat.T @ u
+    if kind == "sphere":
+        p = size[0] * loc
+    elif kind == "capsule":
+        p = size[0] * loc + np.array([0.0, 0.0, size[1] if loc[2] >= 0 else -size[1]])
+    elif kind == "ellipsoid":
+        s = np.asarray(size[:3]) * loc
+        p = np.asarray(size[:3]) * s / np.linalg.norm(s)
+    elif kind == "cylinder":
+        r = np.hypot(loc[0], loc[1])
+        side = np.zeros(2) if r < 1e-12 else size[0] * loc[:2] / r
+        p = np.array([side[0], side[1], size[1] if loc[2] >= 0 else -size[1]])
+    else:
+        p = np.where(loc >= 0, 1.0, -1.0) * np.asarray(size[:3])
+    return mat @ p
+
+
+def _shallow_poses(m, kind1, kind2, npose, rng):
+    """qpos rows that put geom 2's support point (along -u) on geom 1's (along u), shifted along u."""
+    summargin = float(m.geom_margin.sum() + m.geom_gap.sum())
+    scale = float(min(m.geom_rbound))
+    rows, offsets = [], []
+    for i in range(npose):
+        if i % 2 == 0:  # unrotated; u a coordinate axis or random
+            q1 = q2 = np.array([1.0, 0.0, 0.0, 0.0])
+            u = np.zeros(3)
+            u[rng.integers(3)] = rng.choice([-1.0, 1.0])
+            if i % 4 == 2:
+                u = rng.normal(size=3)
+        else:
+            q1, q2 = _rand_quat(rng), _rand_quat(rng)
+            u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        mat1, mat2 = np.zeros(9), np.zeros(9)
+        mujoco.mju_quat2Mat(mat1, q1)
+        mujoco.mju_quat2Mat(mat2, q2)
+        p1 = rng.uniform(-0.5, 0.5, 3)
+        c = i % 7
+        off = [0.0, 1e-12, -1e-12, 1e-7, -1e-7, -1e-5 * scale, -1e-4 * scale][c]
+        if summargin > 0 and i % 3 == 0:
+            off += summargin * rng.choice([0.5, 1.0])
+        p2 = p1 + _support_point(kind1, m.geom_size[0], mat1.reshape(3, 3), u) \
+            - _support_point(kind2, m.geom_size[1], mat2.reshape(3, 3), -u) + u * off
+        rows.append(np.concatenate([p1, q1, p2, q2]))
+        offsets.append(off)
+    return rows, offsets
+
+
 def _collect(kind1, kind2, margin, gap, seed):
     rng = np.random.default_rng(seed)
     m = _scene(kind1, kind2, margin, gap, rng)
     d = mujoco.MjData(m)
     rows, offsets = _poses(m, kind1, kind2, NPOSE, rng)
+    srows, soffsets = _shallow_poses(m, kind1, kind2, NPOSE, rng)
+    rows, offsets = rows + srows, offsets + soffsets
     cases = []
     for qpos, off in zip(rows, offsets):
         d.qpos[:] = qpos
@@ -164,19 +223,22 @@ def results():
     tol = iters = None
     for ip, (k1, k2) in enumerate(PAIRS):
         for im, (margin, gap) in enumerate(MARGINS):
-            m, cases = _collect(k1, k2, margin, gap, 1000 + 10 * ip + im)
-            tol, iters = float(m.opt.ccd_tolerance), int(m.opt.ccd_iterations)
-            pair_margin = float(m.geom_margin.sum() + m.geom_gap.sum())
-            for c in cases:
-                rows["types"].append([m.geom_type[0], m.geom_type[1]])
-                rows["pos1"].append(c["pos1"])
-                rows["mat1"].append(c["mat1"])
-                rows["size1"].append(m.geom_size[0])
-                rows["pos2"].append(c["pos2"])
-                rows["mat2"].append(c["mat2"])
-                rows["size2"].append(m.geom_size[1])
-                rows["margin"].append(pair_margin)
-            collected[(k1, k2, im)] = cases
+            allcases = []
+            for seed in SEEDS:
+                m, cases = _collect(k1, k2, margin, gap, 1000 * (seed + 1) + 10 * ip + im)
+                tol, iters = float(m.opt.ccd_tolerance), int(m.opt.ccd_iterations)
+                pair_margin = float(m.geom_margin.sum() + m.geom_gap.sum())
+                for c in cases:
+                    rows["types"].append([m.geom_type[0], m.geom_type[1]])
+                    rows["pos1"].append(c["pos1"])
+                    rows["mat1"].append(c["mat1"])
+                    rows["size1"].append(m.geom_size[0])
+                    rows["pos2"].append(c["pos2"])
+                    rows["mat2"].append(c["mat2"])
+                    rows["size2"].append(m.geom_size[1])
+                    rows["margin"].append(pair_margin)
+                allcases += cases
+            collected[(k1, k2, im)] = allcases
     ours = run_convex(*(np.array(rows[k]) for k in rows), tol, iters)
     out, i = {}, 0
     for key, cases in collected.items():
@@ -198,29 +260,22 @@ def _mismatch(case, con):
     return ""
 
 
-# Poses whose contact normal differs from MuJoCo 4.0.0's by more than 1e-6 (1e-6 to 6e-5; dist agrees to
-# 1e-10): all come from GJK's distance mode (a sphere or capsule core, or a margin), after many GJK steps.
-# MuJoCo 4.0.0 rewrote the arithmetic of GJK's subdistance steps (S1D, S2D, S3D and the loop around them;
-# its sources are not public); ours follows the earlier published arithmetic, and the rounding differences
-# grow over the iterations until a branch flips. Keyed by (geom 1, geom 2, margin variant).
-GJK_DRIFT = {
-    ("sphere", "ellipsoid", 0): {0, 6, 12, 17, 18, 24, 30, 35, 36, 42},
-    ("sphere", "ellipsoid", 1): {5, 35},
-    ("capsule", "ellipsoid", 0): {24},
-    ("capsule", "ellipsoid", 1): {6, 13},
-    ("ellipsoid", "cylinder", 1): {9, 13, 32},
-    ("ellipsoid", "box", 1): {3, 13},
-}
+# Poses that still differ from MuJoCo 4.0.0, by (geom 1, geom 2, margin variant): GJK ends with a segment
+# (the origin on or next to it) and the initial polytope is the hexahedron around that segment; 4.0.0
+# builds it differently from the published 3.x sources this follows there (its polytope2 adds support-point
+# retries and falls back to a triangle on a face with the origin; not yet reproduced), so we find it
+# non-convex and report no contact where MuJoCo reports a shallow one.
+P2_HEXAHEDRON = {("ellipsoid", "cylinder", 0): {88}}
 
 _IDS = dict(argnames="pair", argvalues=PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
 
 
-@pytest.mark.parametrize("im", range(len(MARGINS)), ids=["nomargin", "margin"])
+@pytest.mark.parametrize("im", range(len(MARGINS)), ids=["nomargin", "margin", "bigmargin"])
 @pytest.mark.parametrize(**_IDS)
 def test_convex_matches_mujoco(results, pair, im):
     key = (pair[0], pair[1], im)
     cases = results[key]
-    skip = GJK_DRIFT.get(key, set())
+    skip = P2_HEXAHEDRON.get(key, set())
     bad = [(j, why) for j, (case, con) in enumerate(cases) if j not in skip for why in [_mismatch(case, con)]
            if why]
     ncontact = sum(1 for case, _ in cases if case["mj"])
@@ -228,10 +283,9 @@ def test_convex_matches_mujoco(results, pair, im):
     assert not bad, f"{len(bad)} of {len(cases)} poses differ: {bad[:5]}"
 
 
-@pytest.mark.xfail(strict=True, reason="MuJoCo 4.0.0's GJK subdistance arithmetic differs (see GJK_DRIFT): "
-                   "contact normals differ by 1e-6 to 6e-5 after long GJK distance runs")
-@pytest.mark.parametrize("key", sorted(GJK_DRIFT), ids=[f"{a}-{b}-{m}" for a, b, m in sorted(GJK_DRIFT)])
-def test_convex_gjk_drift(results, key):
+@pytest.mark.xfail(strict=True, reason="MuJoCo 4.0.0's segment hexahedron (polytope2) differs (see P2_HEXAHEDRON)")
+@pytest.mark.parametrize("key", sorted(P2_HEXAHEDRON), ids=[f"{a}-{b}-{m}" for a, b, m in sorted(P2_HEXAHEDRON)])
+def test_convex_p2_hexahedron(results, key):
     cases = results[key]
-    bad = [(j, why) for j in sorted(GJK_DRIFT[key]) for why in [_mismatch(*cases[j])] if why]
+    bad = [(j, why) for j in sorted(P2_HEXAHEDRON[key]) for why in [_mismatch(*cases[j])] if why]
     assert not bad, bad

@@ -14,9 +14,19 @@ tolerance, the set-aside radii and half margins are added back along the witness
 the result is negative); only a deeper overlap runs GJK again on the full inflated shapes and then EPA.
 
 MuJoCo 4.0.0 differs from its earlier native collider (the 3.x sources this follows otherwise) in ways
-found by experiment and kept here: the core-distance stage also runs for every pair with a margin; GJK has
-no separate tetrahedron intersection test; EPA stops when this step's upper bound (not the best so far) is
-within the tolerance of the lower bound; coincident start points start GJK along +x.
+found by experiment and by reading the library's machine code, and kept here: the core-distance stage also
+runs for every pair with a margin; GJK has no separate tetrahedron intersection test, measures its duality
+gap only from the second step, marks the shapes apart on any positive lower bound while measuring, takes
+the next iterate as the origin's projection on the simplex's line or plane, and stops on a norm under
+1e-15 when measuring; the subdistance steps compute areas from edge differences and divide by their sum
+(also in EPA's witness coordinates), try all three edges of a degenerate triangle, and a segment whose
+origin lies beyond its first vertex returns that vertex; the triangle polytope checks its apexes' sides,
+rebuilds the hexahedron (or a tetrahedron) when the apex line misses the triangle, uses the mean of its
+vertices as centre, falls back to a segment through the origin, and tolerates faces within the
+tolerance of the origin; EPA drops a first step whose bound is below the lower one by the tolerance, and
+stops when this step's upper bound (not the best so far) is within the tolerance of the lower bound;
+coincident start points start GJK along +x. Not reproduced: 4.0.0's hexahedron around a segment
+(polytope2), which differs in rare shallow contacts.
 
 A contact, when the (margin-inflated) shapes overlap: witness points x1 on geom 1 and x2 on geom 2; its
 position is their midpoint, its normal is x1 - x2 normalized (from geom 1 to geom 2), its distance is the
@@ -49,7 +59,7 @@ HORIZON_MAX = 64  # horizon edges kept per EPA step
 
 # polytope status codes (0: built, EPA runs)
 _P2_NONCONVEX, _P3_BAD_NORMAL, _P3_INVALID_V4, _P3_INVALID_V5 = 2, 4, 5, 6
-_P3_ORIGIN_ON_FACE, _P4_MISSING_ORIGIN = 8, 10
+_P3_MISSING_ORIGIN, _P3_ORIGIN_ON_FACE, _P4_MISSING_ORIGIN = 7, 8, 10
 
 # ------------------------------------------------------------------------------------------ scratch layout
 # floats, per env: the GJK simplex (4 vertices), the polytope vertices (5 + N), then per face its origin
@@ -200,7 +210,8 @@ def _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, direction, opposite):
 @ti.func
 def _project_origin_plane(v1, v2, v3):
     """The origin projected on the plane of the triangle (v1, v2, v3), and 1 if the triangle is degenerate
-    (0 otherwise). Tries the normal from each corner in turn until one gives a usable projection."""
+    (0 otherwise). Tries the normal from each corner in turn until one gives a usable projection; a zero
+    normal at any corner means degenerate."""
     d21 = v2 - v1
     d31 = v3 - v1
     d32 = v3 - v2
@@ -222,7 +233,7 @@ def _project_origin_plane(v1, v2, v3):
         n = sm.cross3(a, c)
         nv = sm.dot3(n, base)
         nn = sm.dot3(n, n)
-        if t < 2 and nn == 0.0:
+        if nn == 0.0:
             ret = 1
             break
         if t == 2 or (nv != 0.0 and nn > MINVAL):
@@ -234,57 +245,75 @@ def _project_origin_plane(v1, v2, v3):
 
 @ti.func
 def _segment_closest(s1, s2):
-    """Barycentric coordinates of the point of segment (s1, s2) closest to the origin (S1D)."""
+    """Barycentric coordinates of the point of segment (s1, s2) closest to the origin. The origin is
+    projected on the line and located along the axis where the segment is longest: inside, the two
+    coordinates; beyond s1, (1, 0); otherwise, or for a segment shorter than 1e-15, (0, 1)."""
     diff = s2 - s1
-    scl = -(sm.dot3(s2, diff) / sm.dot3(diff, diff))
-    p = s2 + scl * diff
-    mu_max = s1[0] - s2[0]
-    pk, ak, bk = p[0], s1[0], s2[0]
-    mu = s1[1] - s2[1]
-    if ti.abs(mu) >= ti.abs(mu_max):
-        mu_max = mu
-        pk, ak, bk = p[1], s1[1], s2[1]
-    mu = s1[2] - s2[2]
-    if ti.abs(mu) >= ti.abs(mu_max):
-        mu_max = mu
-        pk, ak, bk = p[2], s1[2], s2[2]
-    c1 = pk - bk
-    c2 = ak - pk
+    dd = sm.dot3(diff, diff)
     l0 = 0.0
     l1 = 1.0
-    if _agree(mu_max, c1) and _agree(mu_max, c2):
-        l0 = c1 / mu_max
-        l1 = c2 / mu_max
+    if dd >= MINVAL2:
+        scl = -(sm.dot3(s2, diff) / dd)
+        p = s2 + scl * diff
+        mu_max = s1[0] - s2[0]
+        pk, ak, bk = p[0], s1[0], s2[0]
+        mu = s1[1] - s2[1]
+        if ti.abs(mu) >= ti.abs(mu_max):
+            mu_max = mu
+            pk, ak, bk = p[1], s1[1], s2[1]
+        mu = s1[2] - s2[2]
+        if ti.abs(mu) >= ti.abs(mu_max):
+            mu_max = mu
+            pk, ak, bk = p[2], s1[2], s2[2]
+        c1 = pk - bk
+        c2 = ak - pk
+        if _agree(mu_max, c1):
+            if _agree(mu_max, c2):
+                l0 = c1 / mu_max
+                l1 = c2 / mu_max
+            else:
+                l0 = 1.0
+                l1 = 0.0
     return l0, l1
 
 
 @ti.func
 def _triangle_closest(s1, s2, s3, segment_only):
-    """Barycentric coordinates of the point of triangle (s1, s2, s3) closest to the origin (S2D); with
-    `segment_only` (or a degenerate triangle), of segment (s1, s2) only (third coordinate 0)."""
+    """Barycentric coordinates of the point of triangle (s1, s2, s3) closest to the origin; with
+    `segment_only`, of segment (s1, s2) only (third coordinate 0).
+
+    The origin's projection on the plane is located in the triangle's shadow on the coordinate plane
+    where it is largest, by the signed areas of the sub-triangles it forms with each edge (measured
+    from the projection), divided by their sum. Outside, or for a degenerate triangle, the closest of
+    the candidate edges wins (edges (s2, s3), (s1, s3), (s1, s2) in that order; the first one tried is
+    taken, a later one only when strictly closer): the edges whose area disagrees in sign with the
+    triangle's, or all three for a degenerate triangle."""
     lam = sm.zero3()
-    degenerate = segment_only
     p = sm.zero3()
+    degenerate = 0
     if segment_only == 0:
         p, degenerate = _project_origin_plane(s1, s2, s3)
     inside = 0
-    comp = ti.Vector([1, 1, 1])
-    if degenerate == 0:
-        m14 = s2[1] * s3[2] - s2[2] * s3[1] - s1[1] * s3[2] + s1[2] * s3[1] + s1[1] * s2[2] - s1[2] * s2[1]
-        m24 = s2[0] * s3[2] - s2[2] * s3[0] - s1[0] * s3[2] + s1[2] * s3[0] + s1[0] * s2[2] - s1[2] * s2[0]
-        m34 = s2[0] * s3[1] - s2[1] * s3[0] - s1[0] * s3[1] + s1[1] * s3[0] + s1[0] * s2[1] - s1[1] * s2[0]
-        cc = _affine_coords(s1, s2, s3, p, m14, m24, m34)
+    try_edge = ti.Vector([1, 1, 1])
+    if segment_only == 1:
+        try_edge = ti.Vector([0, 0, 1])
+    elif degenerate == 0:
+        cc = _area_coords(s1, s2, s3, p)
+        c1 = cc[0]
+        c2 = cc[1]
+        c3 = cc[2]
         mmax = cc[3]
-        comp = ti.Vector([1 if _agree(mmax, cc[0]) else 0, 1 if _agree(mmax, cc[1]) else 0,
-                          1 if _agree(mmax, cc[2]) else 0])
-        if comp[0] == 1 and comp[1] == 1 and comp[2] == 1:
-            lam = ti.Vector([cc[0] / mmax, cc[1] / mmax, cc[2] / mmax])
+        try_edge = ti.Vector([0 if _agree(mmax, c1) else 1, 0 if _agree(mmax, c2) else 1,
+                              0 if _agree(mmax, c3) else 1])
+        if try_edge[0] == 0 and try_edge[1] == 0 and try_edge[2] == 0:
+            total = c1 + c2 + c3
+            lam = ti.Vector([c1 / total, c2 / total, c3 / total])
             inside = 1
     if inside == 0:
         res = sm.zero3()
         dmin = BIG
         for e in range(3):
-            if (degenerate == 1 and e == 2) or (degenerate == 0 and comp[e] == 0):
+            if try_edge[e] == 1:
                 a = s1
                 c = s3
                 if e == 0:
@@ -294,7 +323,7 @@ def _triangle_closest(s1, s2, s3, segment_only):
                 l0, l1 = _segment_closest(a, c)
                 x = l0 * a + l1 * c
                 dd = sm.dot3(x, x)
-                if e == 0 or degenerate == 1 or dd < dmin:
+                if e == 0 or dd < dmin:
                     dmin = dd
                     if e == 0:
                         res = ti.Vector([0.0, l0, l1])
@@ -307,37 +336,44 @@ def _triangle_closest(s1, s2, s3, segment_only):
 
 
 @ti.func
-def _affine_coords(v1, v2, v3, p, m14, m24, m34):
-    """Unnormalized affine coordinates of p in triangle (v1, v2, v3), projected on the coordinate plane
-    where the triangle is largest (minors m14, m24, m34): (C1, C2, C3, the divisor)."""
-    mmax = m34
-    x = 0
-    y = 1
-    mu1 = ti.abs(m14)
-    mu2 = ti.abs(m24)
-    mu3 = ti.abs(m34)
-    if mu1 >= mu2 and mu1 >= mu3:
-        mmax = m14
-        x = 1
-        y = 2
-    elif mu2 >= mu3:
-        mmax = m24
-        x = 0
-        y = 2
-    c1 = p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y] - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y]
-    c2 = p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y] - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y]
-    c3 = p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y] - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y]
-    return ti.Vector([c1, c2, c3, mmax])
+def _area_coords(v1, v2, v3, p):
+    """Unnormalized affine coordinates of p (in the plane of the triangle) in triangle (v1, v2, v3):
+    (C1, C2, C3, M). The triangle is projected on the coordinate plane where its shadow is largest (the
+    minor M of largest magnitude, from the edges v2 - v1 and v3 - v1; ties prefer dropping x, then y);
+    C1, C2, C3 are the signed areas of the sub-triangles (p, v2, v3), (p, v3, v1), (p, v1, v2) there,
+    measured from p. M has the sign of their sum C1 + C2 + C3."""
+    d21 = v2 - v1
+    d31 = v3 - v1
+    m1 = d31[2] * d21[1] - d21[2] * d31[1]
+    m2 = d31[2] * d21[0] - d21[2] * d31[0]
+    m3 = d21[0] * d31[1] - d21[1] * d31[0]
+    mmax = m3
+    ia = 0
+    ib = 1
+    if ti.abs(m1) >= ti.abs(m2) and ti.abs(m1) >= ti.abs(m3):
+        mmax = m1
+        ia = 1
+        ib = 2
+    elif ti.abs(m2) >= ti.abs(m3):
+        mmax = m2
+        ia = 0
+        ib = 2
+    u1 = v1[ia] - p[ia]
+    w1 = v1[ib] - p[ib]
+    u2 = v2[ia] - p[ia]
+    w2 = v2[ib] - p[ib]
+    u3 = v3[ia] - p[ia]
+    w3 = v3[ib] - p[ib]
+    return ti.Vector([u2 * w3 - u3 * w2, u3 * w1 - u1 * w3, u1 * w2 - u2 * w1, mmax])
 
 
 @ti.func
 def _tri_coords(v1, v2, v3, p):
-    """Affine coordinates of p (in the plane of the triangle) in triangle (v1, v2, v3)."""
-    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
-    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
-    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
-    c = _affine_coords(v1, v2, v3, p, m14, m24, m34)
-    return ti.Vector([c[0] / c[3], c[1] / c[3], c[2] / c[3]])
+    """Affine coordinates of p (in the plane of the triangle) in triangle (v1, v2, v3): the signed areas
+    of `_area_coords` over their sum."""
+    c = _area_coords(v1, v2, v3, p)
+    total = c[0] + c[1] + c[2]
+    return ti.Vector([c[0] / total, c[1] / total, c[2] / total])
 
 
 @ti.func
@@ -403,80 +439,109 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
     distance (and stops once the shapes are provably farther apart than the cutoff); otherwise it stops as
     soon as they are provably apart, or once its simplex is a tetrahedron enclosing the origin.
     Returns (dist, x1, x2, nsimplex, separated, nx): the distance (0 inside; BIG when found apart early),
-    the witness points, the simplex size left in scratch, whether apart, witness count."""
+    the witness points, the simplex size left in scratch, whether apart, witness count.
+
+    Each step: the support point along -x_k; a positive lower bound x_k . s_k marks the shapes apart
+    (when measuring, that stops only beyond the cutoff); from the second step on, a duality gap
+    x_k . (x_k - s_k) under tol^2 / 2 stops; the subdistance step reduces the simplex to the vertices
+    that carry the closest point; the next x_k is the origin's projection on the line (2 vertices) or
+    plane (3) of the simplex (the weighted vertices when degenerate, or for a single vertex); a norm
+    below the threshold (1e-15 for a single vertex, and when measuring or for discrete shapes; the
+    tolerance otherwise), or from the second step on a change under 1e-15, stops. The witness points
+    are the simplex's points on each geom under the subdistance weights; when the run ends with a
+    triangle or less and the shapes are not already marked apart, one more support point decides it."""
     get_dist = 1 if cutoff > 0.0 else 0
     n = 0
     k = 0
-    tol2 = tol * tol
     separated = 0
-    epsilon = 0.5 * tol2
+    epsilon = 0.5 * tol * tol
     min_norm = tol
     if discrete == 1:
         epsilon = 0.0
+    if discrete == 1 or get_dist == 1:
         min_norm = MINVAL
     x_k = x1 - x2
     x_norm = ti.sqrt(sm.dot3(x_k, x_k))
     if x_norm < MINVAL:  # coincident start points: start along +x
         x_k = ti.Vector([1.0, 0.0, 0.0])
         x_norm = 1.0
-    x_prev = 0.0
     lam = ti.Vector([0.0, 0.0, 0.0, 0.0])
-    finished = 0  # 1: decided inside the loop (no witness points)
-    dist = 0.0
-    nx = 0
-    nsimplex = 0
+    state = 0  # 0: running; 1: stopped with a simplex; 2: apart (no witness points); 3: tetrahedron
     while k < kmax:
-        if x_norm < min_norm or ti.abs(x_prev - x_norm) < MINVAL:
-            break
         dneg = x_k * (1.0 / x_norm)
         s_k, a1, a2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
         _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2)
-        if sm.dot3(x_k, x_k - s_k) < epsilon:  # Frank-Wolfe duality gap
-            break
         lower = sm.dot3(x_k, s_k)
-        if (get_dist == 0 and lower > 0.0) or (get_dist == 1 and cutoff < BIG and lower > 0.0
-                                              and lower >= cutoff * x_norm):
-            finished = 1
+        if lower > 0.0:
             separated = 1
-            dist = BIG
-            break
-        q1 = _get3(d, b, F_SIMPLEX)
-        q2 = _get3(d, b, F_SIMPLEX + NV)
-        q3 = _get3(d, b, F_SIMPLEX + 2 * NV)
-        q4 = _get3(d, b, F_SIMPLEX + 3 * NV)
-        lam4 = _simplex_closest(n + 1, q1, q2, q3, q4)
-        # keep the vertices with non-zero weight
-        n = 0
-        for i in range(4):
-            if lam4[i] != 0.0:
-                if n != i:
-                    _copy_vertex(d, b, F_SIMPLEX + n * NV, F_SIMPLEX + i * NV)
-                lam[n] = lam4[i]
-                n += 1
-        if n < 1:  # should not occur
-            finished = 1
-            separated = 1
-            dist = BIG
-            break
-        x_k = _combine(d, b, F_SIMPLEX, 0, lam, n)
-        x_prev = x_norm
-        x_norm = ti.sqrt(sm.dot3(x_k, x_k))
-        if n == 4:
+            if get_dist == 0 or (cutoff < BIG and lower >= cutoff * x_norm):
+                state = 2
+        if state == 0 and k > 0:
+            if sm.dot3(x_k, x_k - s_k) < epsilon:  # Frank-Wolfe duality gap
+                state = 1
+        if state == 0:
+            q1 = _get3(d, b, F_SIMPLEX)
+            q2 = _get3(d, b, F_SIMPLEX + NV)
+            q3 = _get3(d, b, F_SIMPLEX + 2 * NV)
+            q4 = _get3(d, b, F_SIMPLEX + 3 * NV)
+            lam4 = _simplex_closest(n + 1, q1, q2, q3, q4)
+            # keep the vertices with non-zero weight
+            n = 0
+            for i in range(4):
+                if lam4[i] != 0.0:
+                    if n != i:
+                        _copy_vertex(d, b, F_SIMPLEX + n * NV, F_SIMPLEX + i * NV)
+                    lam[n] = lam4[i]
+                    n += 1
+            if n < 1:  # should not occur
+                state = 2
+            elif n == 4:
+                state = 3
+            else:
+                v1 = _get3(d, b, F_SIMPLEX)
+                v2 = _get3(d, b, F_SIMPLEX + NV)
+                x_new = _combine(d, b, F_SIMPLEX, 0, lam, n)
+                if n == 2:
+                    diff = v2 - v1
+                    dd = sm.dot3(diff, diff)
+                    if dd >= MINVAL2:
+                        scl = -(sm.dot3(v2, diff) / dd)
+                        x_new = scl * diff + v2
+                elif n == 3:
+                    pp, degenerate = _project_origin_plane(v1, v2, _get3(d, b, F_SIMPLEX + 2 * NV))
+                    if degenerate == 0:
+                        x_new = pp
+                xn = ti.sqrt(sm.dot3(x_new, x_new))
+                threshold = min_norm
+                if n == 1:
+                    threshold = MINVAL
+                if xn < threshold or (k > 0 and ti.abs(xn - x_norm) < MINVAL):
+                    state = 1
+                x_k = x_new
+                x_norm = xn
+        if state != 0:
             break
         k += 1
-    if finished == 0:
+    dist = BIG
+    nx = 0
+    nsimplex = 0
+    if state == 2:
+        separated = 1
+    else:
         if n > 0:
             x1 = _combine(d, b, F_SIMPLEX, 3, lam, n)
             x2 = _combine(d, b, F_SIMPLEX, 6, lam, n)
-        dneg = x_k * (1.0 / x_norm)
-        w, _w1, _w2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
-        if sm.dot3(x_k, w) > 0.0:
-            separated = 1
+        if state == 3:
+            dist = x_norm if separated == 1 else 0.0
+        else:
+            dist = x_norm
+            if separated == 0 and x_norm >= MINVAL:
+                dneg = x_k * (1.0 / x_norm)
+                w, _w1, _w2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+                if sm.dot3(x_k, w) > 0.0:
+                    separated = 1
         nx = 1
         nsimplex = n
-        dist = x_norm
-        if n == 4 and separated == 0:
-            dist = 0.0
     return dist, x1, x2, nsimplex, separated, nx
 
 
@@ -658,12 +723,79 @@ def _epa_support(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, di
 
 
 @ti.func
-def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nsimplex):
+def _origin_on_edge(a, c):
+    """The origin lies on segment (a, c): a and c on opposite sides of it, and its projection on the line
+    (from c) within 1e-15 of it."""
+    res = False
+    if sm.dot3(a, c) < 0.0:
+        diff = c - a
+        dd = sm.dot3(diff, diff)
+        if dd >= MINVAL2:
+            t = -(sm.dot3(c, diff) / dd)
+            p = t * diff + c
+            res = sm.dot3(p, p) < MINVAL2
+    return res
+
+
+@ti.func
+def _ray_volumes(v1, v2, v3, v4, v5):
+    """Signed volumes of the line v1 -> v2 against the edges (v3, v4), (v4, v5), (v5, v3) of a triangle."""
+    d12 = v2 - v1
+    d13 = v3 - v1
+    d14 = v4 - v1
+    d15 = v5 - v1
+    return ti.Vector([_det3(d13, d14, d12), _det3(d14, d15, d12), _det3(d15, d13, d12)])
+
+
+@ti.func
+def _hexa_order(vol):
+    """Where the line between a triangle's two apexes misses the triangle (volumes `vol` against its edges
+    (t0, t1), (t1, t2), (t2, t0)), the polytope is rebuilt. Returns (slots, hexa): the polytope vertices
+    (t0, t1, t2, apex along +n, apex along -n) packed 3 bits each, in the scratch numbering (triangle
+    0, 1, 2; apex along -n 3, along +n 4). With one volume positive and the other two below -1e-15, a
+    hexahedron on the triangle (that edge's far vertex, both apexes) with that edge's ends as apexes;
+    otherwise (hexa 0) the tetrahedron of the edge with the least volume and both apexes (slots 0, 1, 3,
+    4)."""
+    slots = 0 | 1 << 3 | 2 << 6 | 4 << 9 | 3 << 12
+    hexa = 1
+    if vol[0] > 0.0 and vol[1] < -MINVAL and vol[2] < -MINVAL:
+        slots = 2 | 3 << 3 | 4 << 6 | 0 << 9 | 1 << 12
+    elif vol[1] > 0.0 and vol[0] < -MINVAL and vol[2] < -MINVAL:
+        slots = 0 | 3 << 3 | 4 << 6 | 1 << 9 | 2 << 12
+    elif vol[2] > 0.0 and vol[1] < -MINVAL and vol[0] < -MINVAL:
+        slots = 1 | 3 << 3 | 4 << 6 | 2 << 9 | 0 << 12
+    else:
+        hexa = 0
+        if vol[1] >= vol[0] and vol[2] >= vol[0]:
+            slots = 0 | 1 << 3 | 4 << 9 | 3 << 12
+        elif vol[0] >= vol[1] and vol[2] >= vol[1]:
+            slots = 1 | 2 << 3 | 4 << 9 | 3 << 12
+        else:
+            slots = 2 | 0 << 3 | 4 << 9 | 3 << 12
+    return slots, hexa
+
+
+@ti.func
+def _slot(packed, k):
+    return (packed >> (3 * k)) & 7
+
+
+@ti.func
+def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nsimplex, tol):
     """The initial polytope around GJK's simplex (2, 3 or 4 vertices in scratch): a tetrahedron, or a
     hexahedron built with extra support points around a segment or on both sides of a triangle. A
     tetrahedron or segment hexahedron with the origin on a face falls back to that face's triangle.
+
+    From a triangle: the support points along both normals (apexes) must lie off the triangle's plane on
+    their side (by 1e-15 of the normal's length); when the line between them misses the triangle the
+    hexahedron is rebuilt on another triangle or becomes a tetrahedron (`_hexa_order`); its centre is
+    the mean of its vertices. With the origin on a face of it, the triangle falls back to the segment
+    of it that holds the origin (once; not when the triangle came from a segment). A face that does not
+    separate the origin from the rest of the polytope is tolerated when the origin is within the
+    tolerance of its plane.
     Returns (status, vertex count, face count, centre); status 0 when EPA can run."""
     shape = nsimplex
+    allow_edge = 1
     err = 0
     nverts = 0
     nfaces = 0
@@ -675,6 +807,8 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
         dirs = ti.Matrix.zero(ti.f64, 3, 3)
         norms = ti.Vector([0.0, 0.0, 0.0])
         nsup = 0
+        nrm = sm.zero3()
+        nn = 0.0
         v1 = _get3(d, b, F_SIMPLEX)
         v2 = _get3(d, b, F_SIMPLEX + NV)
         v3 = _get3(d, b, F_SIMPLEX + 2 * NV)
@@ -704,7 +838,6 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
             nverts = 2
             nsup = 3
         else:
-            center = (v1 + v2 + v3) * (1.0 / 3.0)
             nrm = sm.cross3(v2 - v1, v3 - v1)
             nn = ti.sqrt(sm.dot3(nrm, nrm))
             if nn < MINVAL:
@@ -715,6 +848,9 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
             norms = ti.Vector([nn, nn, 0.0])
             nverts = 3
             nsup = 2
+        # code slot -> scratch vertex; the face table used
+        smap = 0 | 1 << 3 | 2 << 6 | 3 << 9 | 4 << 12
+        fshape = shape
         if err == 0:
             for i in range(nverts):
                 _copy_vertex(d, b, F_VERTS + i * NV, F_SIMPLEX + i * NV)
@@ -723,29 +859,72 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
                              ti.Vector([dirs[j, 0], dirs[j, 1], dirs[j, 2]]), norms[j], nverts)
                 nverts += 1
             if shape == 3:
-                if _point_on_triangle(v1, v2, v3, _get3(d, b, F_VERTS + 4 * NV)):
+                v4 = _get3(d, b, F_VERTS + 4 * NV)
+                v5 = _get3(d, b, F_VERTS + 3 * NV)
+                if _point_on_triangle(v1, v2, v3, v4):
                     err = _P3_INVALID_V4
-                elif _point_on_triangle(v1, v2, v3, _get3(d, b, F_VERTS + 3 * NV)):
+                elif _point_on_triangle(v1, v2, v3, v5):
                     err = _P3_INVALID_V5
+                elif sm.dot3(nrm, v4 - v1) < nn * MINVAL or sm.dot3(nrm * -1.0, v5 - v1) < nn * MINVAL:
+                    err = _P3_ORIGIN_ON_FACE
+                else:
+                    vol = _ray_volumes(v4, v5, v1, v2, v3)
+                    slots = 0 | 1 << 3 | 2 << 6 | 4 << 9 | 3 << 12
+                    hexa = 1
+                    if not ((vol[0] >= 0.0 and vol[1] >= 0.0 and vol[2] >= 0.0)
+                            or (vol[0] <= 0.0 and vol[1] <= 0.0 and vol[2] <= 0.0)):
+                        slots, hexa = _hexa_order(vol)
+                    q0 = _get3(d, b, F_VERTS + _slot(slots, 0) * NV)
+                    q1 = _get3(d, b, F_VERTS + _slot(slots, 1) * NV)
+                    q3 = _get3(d, b, F_VERTS + _slot(slots, 3) * NV)
+                    q4 = _get3(d, b, F_VERTS + _slot(slots, 4) * NV)
+                    if hexa == 1:
+                        center = (q0 + q1 + _get3(d, b, F_VERTS + _slot(slots, 2) * NV) + q3 + q4) * 0.2
+                        smap = (_slot(slots, 0) | _slot(slots, 1) << 3 | _slot(slots, 2) << 6 | _slot(slots, 4) << 9
+                                | _slot(slots, 3) << 12)
+                    else:
+                        center = (q0 + q1 + q3 + q4) * 0.25
+                        smap = _slot(slots, 0) | _slot(slots, 1) << 3 | _slot(slots, 3) << 6 | _slot(slots, 4) << 9
+                        fshape = 4
         fail = -1
         if err == 0:
-            nf = 4 if shape == 4 else 6
+            nf = 4 if fshape == 4 else 6
             for f in range(nf):
-                code = _face_code(shape, f)
-                dist2 = _attach_face(d, b, nit, f, code & 7, (code >> 3) & 7, (code >> 6) & 7,
-                                     (code >> 9) & 7, (code >> 12) & 7, (code >> 15) & 7, center)
+                code = _face_code(fshape, f)
+                dist2 = _attach_face(d, b, nit, f, _slot(smap, code & 7), _slot(smap, (code >> 3) & 7),
+                                     _slot(smap, (code >> 6) & 7), (code >> 9) & 7, (code >> 12) & 7,
+                                     (code >> 15) & 7, center)
                 nfaces += 1
                 if dist2 < MINVAL2:
-                    fail = f
-                    break
+                    if fail < 0:
+                        fail = f
+                    if shape != 3:
+                        break
         again = 0
         if err == 0 and fail >= 0:
             if shape == 3:
-                err = _P3_ORIGIN_ON_FACE
+                ea = -1
+                eb = -1
+                if allow_edge == 1:
+                    if _origin_on_edge(v1, v2):
+                        ea, eb = 0, 1
+                    elif _origin_on_edge(v2, v3):
+                        ea, eb = 1, 2
+                    elif _origin_on_edge(v3, v1):
+                        ea, eb = 2, 0
+                if ea >= 0:  # continue from the segment that holds the origin
+                    _copy_vertex(d, b, F_SIMPLEX, F_VERTS + ea * NV)
+                    _copy_vertex(d, b, F_SIMPLEX + NV, F_VERTS + eb * NV)
+                    shape = 2
+                    again = 1
+                else:
+                    err = _P3_ORIGIN_ON_FACE
             else:  # continue from the triangle of the failed face
                 code = _face_code(shape, fail)
                 for c in ti.static(range(3)):
                     _copy_vertex(d, b, F_SIMPLEX + c * NV, F_VERTS + ((code >> (3 * c)) & 7) * NV)
+                if shape == 2:
+                    allow_edge = 0
                 shape = 3
                 again = 1
         if again == 0:
@@ -756,6 +935,20 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
                 if not _ray_hits_triangle(v1, v2, _get3(d, b, F_VERTS + 2 * NV), _get3(d, b, F_VERTS + 3 * NV),
                                           _get3(d, b, F_VERTS + 4 * NV)):
                     err = _P2_NONCONVEX
+            if err == 0 and shape == 3:  # every face must separate the origin from the polytope, or nearly
+                tol2 = tol * tol
+                for f in range(nfaces):
+                    code = _face_code(fshape, f)
+                    opp = 3 - f
+                    if fshape == 3:
+                        opp = 2 - f % 3
+                    fb = I_FACE + f * NFACE_I
+                    if not _same_side(_get3(d, b, F_VERTS + d.ccd_i[b, fb] * NV),
+                                      _get3(d, b, F_VERTS + d.ccd_i[b, fb + 1] * NV),
+                                      _get3(d, b, F_VERTS + d.ccd_i[b, fb + 2] * NV),
+                                      _get3(d, b, F_VERTS + _slot(smap, opp) * NV)):
+                        if d.ccd_f[b, _face_f(nit) + f * NFACE_F + 3] >= tol2:
+                            err = _P3_MISSING_ORIGIN
             done = 1
     if err == 0:
         for i in range(nfaces):
@@ -804,7 +997,7 @@ def _epa(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nvert
             upper = upper_k
             upper2 = upper * upper
         if upper_k - lower < epa_tol:  # this step's bound (MuJoCo 4.0.0), not the best one so far
-            if k == 0 and upper < lower - 1e-10:
+            if k == 0 and upper < lower - epa_tol:
                 face = -1
             break
         nedges, nmap = _horizon(d, b, nit, face, w, nmap)
@@ -914,7 +1107,7 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
         elif dist <= tol and nsimplex > 1 and separated == 0:
             dist = 0.0
             err, nverts, nfaces, center = _polytope(d, b, nit, type1, pos1, mat1, s1, g1, type2, pos2, mat2, s2,
-                                                    g2, nsimplex)
+                                                    g2, nsimplex, tol)
             if err == 0:
                 nx, dist, x1, x2 = _epa(d, b, nit, type1, pos1, mat1, s1, g1, type2, pos2, mat2, s2, g2, nverts,
                                         nfaces, center, tol, discrete)
