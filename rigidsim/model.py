@@ -60,6 +60,7 @@ DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT = 1 << 0, 1 << 1, 
 DSBL_CONTACT, DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION = 1 << 8, 1 << 9, 1 << 10, 1 << 11
 DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP = 1 << 12, 1 << 13, 1 << 14, 1 << 15
+DSBL_NATIVECCD, DSBL_MULTICCD = 1 << 17, 1 << 19  # libccd instead of native GJK/EPA; one contact per convex pair
 ENBL_OVERRIDE = 1 << 0  # contact parameters from <option o_margin/o_solref/o_solimp/o_friction>
 
 
@@ -212,6 +213,10 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     "mesh_pos": (("nmesh", 3), F),
     "mesh_quat": (("nmesh", 4), F),
     "mesh_scale": (("nmesh", 3), F),
+    # convex-hull graph of meshes that collide (-1: none): per mesh numvert, numface,
+    # vert_edgeadr[numvert], vert_globalid[numvert], edge_localid[numvert+3*numface], face_globalid[3*numface]
+    "mesh_graphadr": (("nmesh",), I),
+    "mesh_graph": (("nmeshgraph",), I),
     # height fields
     "hfield_size": (("nhfield", 4), F),
     "hfield_nrow": (("nhfield",), I),
@@ -307,7 +312,7 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
 
 SIZES: Tuple[str, ...] = (
     "nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "nmesh", "nmeshvert",
-    "nmeshface", "nhfield", "nhfielddata", "npair", "nexclude", "neq", "ntendon", "nwrap",
+    "nmeshface", "nmeshgraph", "nhfield", "nhfielddata", "npair", "nexclude", "neq", "ntendon", "nwrap",
     "nsensor", "nsensordata", "nkey", "nmocap", "nM",
 )
 

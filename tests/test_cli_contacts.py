@@ -71,12 +71,16 @@ def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
 
 
 def test_unbuilt_collider_is_refused_by_kind(tmp_path):
+    """A capsule against a cylinder needs MuJoCo's multi-contact convex collider, not built yet."""
     xml = tmp_path / "e.xml"
     xml.write_text(SCENE.replace('<geom type="sphere" size="0.1" margin="0.1"/>',
-                                 '<geom name="egg" type="ellipsoid" size="0.1 0.1 0.2" contype="3" conaffinity="3"/>'))
+                                 '<geom name="can" type="cylinder" size="0.1 0.1" contype="3" conaffinity="3"/>')
+                   .replace('<body name="c" pos="1 0 0.5"><freejoint/><geom type="sphere" size="0.1"/>',
+                            '<body name="c" pos="1 0 0.5"><freejoint/><geom name="pill" type="capsule" size="0.1 0.1" '
+                            'contype="3" conaffinity="3"/>'))
     p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
     text = assert_clean_error(p, 2)
-    assert "sphere and ellipsoid" in text and "#1/egg" in text and "plane and ellipsoid" not in text
+    assert "capsule and cylinder" in text and "pill/can" in text
 
 
 @pytest.mark.parametrize("name", ["boxes27", "sphere_bin", "falling_objects"])

@@ -270,6 +270,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_f[L.OPT_DENSITY] = opt.density
     opt_f[L.OPT_VISCOSITY] = opt.viscosity
     opt_f[L.OPT_PRUNETOL] = (pair_options or {}).get("contact_pruning_tolerance") or 0.0
+    opt_f[L.OPT_CCDTOL] = opt.ccd_tolerance
     opt_i = np.zeros(L.NOPT_I, i32)
     opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
            L.SZ_NM, L.SZ_NTENDON, L.SZ_NPAIR]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap,
@@ -281,6 +282,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_NACTGRAVCOMP] = int(np.count_nonzero(model.jnt_actgravcomp)) if opt_i[L.OPT_NGRAVCOMP] else 0
     opt_i[L.OPT_JACROW] = jacrow
     opt_i[L.OPT_SAP] = int((pair_options or {}).get("broadphase_traversal", "sap") == "sap")
+    opt_i[L.OPT_CCDITER] = opt.ccd_iterations
     sizes = array_sizes(model, pair_options)
     assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
@@ -343,15 +345,18 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Tuple[int, int]:
-    """(npair, nconmax): the candidate pairs, and the contact rows per env: the option max_contacts, or (null,
-    the default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
-    overflows."""
+def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+    """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
+    default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
+    overflows; nccdf, nccdi: the convex collider's scratch per env (0 without convex pairs)."""
+    from rigidsim.engine.collision.gjk import scratch_size
+
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
     pairs, explicit = CP.collision_pairs(model, r)
-    if r["max_contacts"] is not None:
-        return len(pairs), int(r["max_contacts"])
-    return len(pairs), (int(CPRM.pair_table(model, pairs, explicit)["maxcon"].sum()) if len(pairs) else 0)
+    tab = CPRM.pair_table(model, pairs, explicit)
+    nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
+    nccdf, nccdi = scratch_size(model.opt.ccd_iterations) if "convex" in set(tab["collider"]) else (0, 0)
+    return dict(npair=len(pairs), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
 
 
 def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
@@ -361,7 +366,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[s
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1],
-                **dict(zip(("npair", "nconmax"), pair_sizes(model, r))))
+                **pair_sizes(model, r))
 
 
 def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:

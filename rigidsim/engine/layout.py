@@ -99,14 +99,16 @@ NQPOS_F = 2
 # ----------------------------------------------------------------------------- model: options, sizes
 OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
 OPT_PRUNETOL = 9  # contact_pruning_tolerance (0: off): contacts of a pair closer than this are merged
-NOPT_F = 10
+OPT_CCDTOL = 10  # opt.ccd_tolerance: GJK/EPA's tolerance
+NOPT_F = 11
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 SZ_NPAIR = 16  # rows of pair_i
 OPT_SAP = 17  # broadphase: 1 sweep-and-prune, 0 every candidate pair (broadphase_traversal)
+OPT_CCDITER = 18  # opt.ccd_iterations: GJK/EPA's iteration limit (the convex collider's scratch is sized on it)
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 18
+OPT_STRIDES = 19
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -211,6 +213,7 @@ DATA_ARRAYS = (
     ("contact", "nconmax", NDCON), ("contact_i", "nconmax", NDCON_I, "i"), ("ncon", None, 1, "i"),
     ("nbroad", None, 1, "i"),
     ("sap_f", "ngeom", 2), ("sap_i", "ngeom", 1, "i"), ("pair_hit", "npair", 1, "i"),
+    ("ccd_f", "nccdf", 1), ("ccd_i", "nccdi", 1, "i"),  # the convex collider's scratch (GJK simplex, EPA polytope)
 )
 # opt_i column of each data array's per-env stride (elements from one env's rows to the next's)
 STR = {a[0]: OPT_STRIDES + k for k, a in enumerate(x for x in DATA_ARRAYS if x[1] is not None)}

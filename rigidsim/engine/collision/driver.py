@@ -13,17 +13,21 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision import box as BX
 from rigidsim.engine.collision import primitive as P
+from rigidsim.engine.collision.gjk import convex
 from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
 from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
 from rigidsim.engine.layout import (
-    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SIZE, NDCON, OPT_PRUNETOL, OPT_SAP,
-    PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, PAIR_SWEPT, SZ_NPAIR,
+    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SIZE, GEOM_TYPE, NDCON, OPT_CCDITER,
+    OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, PAIR_SWEPT,
+    SZ_NPAIR,
 )
 
-# (id, ti.func) of every built collider, in COLLIDERS order: the dispatch is unrolled over this at compile time
+# (id, ti.func) of every built analytic collider, in COLLIDERS order: the dispatch is unrolled over this at
+# compile time; the convex collider (GJK/EPA) takes the geom types and the ccd settings besides
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
-                  sorted(BUILT, key=COLLIDER_ID.get))
+                  sorted(BUILT - {"convex"}, key=COLLIDER_ID.get))
+CONVEX = COLLIDER_ID["convex"]
 
 
 @ti.func
@@ -87,6 +91,9 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
             for c in ti.static(range(len(_DISPATCH))):
                 if col == ti.static(_DISPATCH[c][0]):
                     k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
+            if col == CONVEX:
+                k = convex(d, b, n, cap, m.gcol_i[g1, GEOM_TYPE], pos1, mat1, size1, m.gcol_i[g2, GEOM_TYPE], pos2,
+                           mat2, size2, margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER])
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j

@@ -23,7 +23,7 @@ MINMU = 1e-5  # mjMINMU: the least friction coefficient a contact carries
 
 # collider ids of PAIR_COLLIDER; the driver dispatches on them. NONE: the pair has no collider built yet.
 COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere",
-             "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")
+             "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid", "convex")
 COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
 
 _P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
@@ -41,15 +41,17 @@ TYPE_NAMES = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sp
 # contacts a collider returns at most (mj_maxContact for the analytic pairs)
 MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "plane_box": 4, "sphere_sphere": 1,
                 "sphere_capsule": 1, "sphere_cylinder": 1, "sphere_box": 1, "capsule_capsule": 2, "capsule_box": 4,
-                "box_box": 8, "plane_ellipsoid": 1}
+                "box_box": 8, "plane_ellipsoid": 1, "convex": 1}
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
 BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
-         "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid"}
+         "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid", "convex"}
 
 
-def collider_of(type1: int, type2: int) -> str:
-    """MuJoCo's collider for two geom types, by name ('convex', 'hfield', ... for the ones not analytic)."""
+def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
+    """MuJoCo's collider for two geom types, by name: the analytic ones; 'convex' (native GJK/EPA, one contact:
+    a sphere or an ellipsoid is involved, or multiccd is off); 'convex_multi' (the same with MuJoCo's extra
+    contacts from perturbed passes); 'mesh', 'plane_mesh', 'hfield', 'sdf'."""
     t1, t2 = min(type1, type2), max(type1, type2)
     if (t1, t2) in _ANALYTIC:
         return _ANALYTIC[(t1, t2)]
@@ -57,9 +59,10 @@ def collider_of(type1: int, type2: int) -> str:
         return "hfield"
     if t1 == M.GEOM_SDF or t2 == M.GEOM_SDF:
         return "sdf"
-    if t1 == M.GEOM_PLANE:
-        return "plane_convex"
-    return "convex"
+    if t2 == M.GEOM_MESH:
+        return "plane_mesh" if t1 == M.GEOM_PLANE else "mesh"
+    one = t1 in (M.GEOM_SPHERE, M.GEOM_ELLIPSOID) or t2 in (M.GEOM_SPHERE, M.GEOM_ELLIPSOID) or not multiccd
+    return "convex" if one else "convex_multi"
 
 
 def _mix(model: M.Model, g1: int, g2: int):
@@ -110,7 +113,7 @@ def pair_table(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[
         if gtype[a] > gtype[b]:
             a, b = b, a
         out["geom"][r] = (a, b)
-        name = collider_of(int(gtype[a]), int(gtype[b]))
+        name = collider_of(int(gtype[a]), int(gtype[b]), not (model.opt.disableflags & M.DSBL_MULTICCD))
         out["collider"][r] = name
         out["maxcon"][r] = MAX_CONTACTS.get(name, 0)
         if ip is not None:
