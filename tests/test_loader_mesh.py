@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 import pytest
 
 from rigidsim.errors import InputError
@@ -121,3 +123,84 @@ def test_malformed_obj(tmp_path):
 
 def test_face_index_out_of_range(tmp_path):
     _refused(tmp_path, '<mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1" face="0 1 9"/>', ["does not exist"])
+
+
+# convex-hull graph (mesh_graphadr / mesh_graph): built for meshes that collide, for convex inertia and for
+# meshes without faces; compared exactly (qhull's vertex, facet and neighbour orders) by `_check`
+def _cloud(n, seed, round_to=None):
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=(n, 3)) * [0.1, 0.07, 0.05]
+    if round_to:
+        p = np.round(p / round_to) * round_to  # coplanar points and facets: qhull merges while building
+    return " ".join(f"{x:.6g}" for x in p.ravel())
+
+
+def test_hull_graph_only_for_colliding_meshes(tmp_path):
+    m = _check(tmp_path, f'<mesh name="m" {_inline()}/><mesh name="v" {_inline()}/>',
+               '<geom type="mesh" mesh="m"/><geom type="mesh" mesh="v" contype="0" conaffinity="0"/>')
+    assert m.arrays["mesh_graphadr"].tolist() == [0, -1]
+
+
+def test_hull_graph_for_paired_geom(tmp_path):
+    p = tmp_path / "scene.xml"
+    p.write_text(f'<mujoco><asset><mesh name="m" {_inline()}/></asset><worldbody><geom name="f" type="plane" '
+                 f'size="1 1 1"/><body><freejoint/><geom name="g" type="mesh" mesh="m" contype="0" '
+                 f'conaffinity="0"/></body></worldbody><contact><pair geom1="f" geom2="g"/></contact></mujoco>')
+    ours = load_mjcf(p)
+    assert compare_models(ours, model_from_mujoco(mujoco.MjModel.from_xml_path(str(p)))) == []
+    assert ours.arrays["mesh_graphadr"].tolist() == [0]
+
+
+@pytest.mark.parametrize("extra", ["", 'scale="-1 1 1"', 'inertia="convex"'])
+def test_hull_graph_point_cloud(tmp_path, extra):
+    # no faces: the mesh is its hull (faces copied from the graph)
+    m = _check(tmp_path, f'<mesh name="m" vertex="{_cloud(300, 1)}" {extra}/>')
+    assert m.sizes["nmeshgraph"] > 0
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_hull_graph_merged_facets(tmp_path, seed):
+    _check(tmp_path, f'<mesh name="m" vertex="{_cloud(200, seed, round_to=0.02)}"/>')
+
+
+def test_hull_graph_maxhullvert_option():
+    # the MJCF reader does not take maxhullvert yet; the hull builder already passes MuJoCo's qhull options
+    from rigidsim.loaders.mesh import convex_hull
+
+    xml = f'<mujoco><asset><mesh name="m" vertex="{_cloud(300, 1)}" maxhullvert="12"/></asset></mujoco>'
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    v = np.array(_cloud(300, 1).split(), dtype=np.float32).astype(np.float64).reshape(-1, 3)
+    graph, _ = convex_hull(v, pytest.fail, 12)
+    assert graph.tolist() == mjm.mesh_graph.tolist()
+    assert graph[0] == 12
+
+
+def _cylinder_points():
+    # rings of points on flat caps: qhull merges the coplanar cap facets while it builds the hull
+    rng = np.random.default_rng(0)
+    a = 2 * np.pi * np.arange(16) / 16 + 0.01 * rng.normal(size=16)
+    ring = np.stack([0.05 * np.cos(a), 0.05 * np.sin(a), np.zeros(16)], 1)
+    p = np.concatenate([ring, ring + [0, 0, 0.1], [[0, 0, -0.02], [0, 0, 0.12]]])
+    return " ".join(f"{x:.6g}" for x in p.ravel())
+
+
+@pytest.mark.xfail(strict=True, reason="qhull merged coplanar hull facets, so it kept each vertex's neighbouring "
+                   "facets in build-history order; scipy shows that order for every hull vertex but the 3 of the "
+                   "facet list's last facet, whose edge order is guessed (rigidsim/loaders/mesh.py convex_hull)")
+def test_hull_graph_merged_cylinder(tmp_path):
+    _check(tmp_path, f'<mesh name="m" vertex="{_cylinder_points()}"/>')
+
+
+def test_hull_graph_merged_cylinder_structure(tmp_path):
+    p = tmp_path / "scene.xml"
+    p.write_text(f'<mujoco><asset><mesh name="m" vertex="{_cylinder_points()}"/></asset><worldbody><body>'
+                 f'<freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    ours, mjm = load_mjcf(p), mujoco.MjModel.from_xml_path(str(p))
+    assert compare_models(ours, model_from_mujoco(mjm), skip=("mesh_graph",)) == []
+    g, r = ours.arrays["mesh_graph"], mjm.mesh_graph
+    nv, nf = int(r[0]), int(r[1])
+    edges = slice(2 + 2 * nv, 2 + 3 * nv + 3 * nf)
+    assert g[:edges.start].tolist() == r[:edges.start].tolist()
+    assert g[edges.stop:].tolist() == r[edges.stop:].tolist()
+    assert sorted(g[edges].tolist()) == sorted(r[edges].tolist())
+    assert int((g != r).sum()) <= 12  # only the 3 vertices of the last hull facet

@@ -52,7 +52,8 @@ def assemble(cp) -> M.Model:
     sc = cp.sc
     bodies = sc.bodies
     # assets
-    cp.meshes = [meshlib.compile_mesh(r, sc, cp.c) for r in sc.meshes]
+    hull = _meshes_needing_hull(sc)
+    cp.meshes = [meshlib.compile_mesh(r, sc, cp.c, needhull=r.name in hull) for r in sc.meshes]
     cp.mesh_ids = cp.index(sc.meshes, "mesh")
     cp.hfields = [meshlib.compile_hfield(r, sc, cp.c) for r in sc.hfields]
     cp.hfield_ids = cp.index(sc.hfields, "hfield")
@@ -79,11 +80,13 @@ def assemble(cp) -> M.Model:
     nmocap = sum(1 for b in bodies if b.mocap)
     nmeshvert = sum(len(m.vert) for m in cp.meshes)
     nmeshface = sum(len(m.face) for m in cp.meshes)
+    nmeshgraph = sum(len(m.graph) for m in cp.meshes if m.graph is not None)
     nhdata = sum(h.nrow * h.ncol for h in cp.hfields)
     tendons, wraps = _tendons(cp)
     nwrap = len(wraps)
     sizes = dict(nq=nq, nv=nv, nbody=nbody, njnt=len(joints), ngeom=len(geoms), nsite=len(sites),
-                 nmesh=len(cp.meshes), nmeshvert=nmeshvert, nmeshface=nmeshface, nhfield=len(cp.hfields),
+                 nmesh=len(cp.meshes), nmeshvert=nmeshvert, nmeshface=nmeshface, nmeshgraph=nmeshgraph,
+                 nhfield=len(cp.hfields),
                  nhfielddata=nhdata, npair=len(sc.pairs), nexclude=len(sc.excludes), neq=len(sc.equalities),
                  ntendon=len(tendons), nwrap=nwrap, nu=len(sc.actuators), nkey=len(sc.keys), nmocap=nmocap)
     # count activations
@@ -135,6 +138,16 @@ def assemble(cp) -> M.Model:
     setconst.set_constants(cp, m)
     _keys(cp, m)
     return m
+
+
+def _meshes_needing_hull(sc):
+    """Names of the meshes MuJoCo builds a convex-hull graph for: used by a mesh (or SDF) geom that
+    can collide (contype or conaffinity set, or named in a <pair>); convex inertia and meshes without
+    faces get one in the mesh compiler."""
+    paired = {p.geom1 for p in sc.pairs} | {p.geom2 for p in sc.pairs}
+    return {g.spec["mesh"] for b in sc.bodies for g in b.geoms
+            if g.spec.get("mesh") and g.spec.get("type") in (M.GEOM_MESH, M.GEOM_SDF)
+            and (g.spec["contype"] or g.spec["conaffinity"] or (g.name and g.name in paired))}
 
 
 def _discard_visual(cp):
@@ -323,8 +336,14 @@ def _geoms_sites(cp, m, bodies, geoms, sites):
 
 def _assets(cp, m):
     A = m.arrays
-    va = fa = 0
+    va = fa = ga = 0
     for i, r in enumerate(cp.meshes):
+        if r.graph is None:
+            A["mesh_graphadr"][i] = -1
+        else:
+            A["mesh_graphadr"][i] = ga
+            A["mesh_graph"][ga:ga + len(r.graph)] = r.graph
+            ga += len(r.graph)
         A["mesh_vertadr"][i] = va
         A["mesh_vertnum"][i] = len(r.vert)
         A["mesh_faceadr"][i] = fa

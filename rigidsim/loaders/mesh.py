@@ -63,7 +63,8 @@ def _load(rec, scene, compiler, righthand, w):
     return _cache[key]
 
 
-def compile_mesh(rec, scene, compiler):
+def compile_mesh(rec, scene, compiler, needhull=False):
+    """Compile one <mesh>; ``needhull``: a colliding geom uses it (MuJoCo then builds its hull graph)."""
     w = where(rec.el, scene.filename)
 
     def fail(msg):
@@ -105,9 +106,12 @@ def compile_mesh(rec, scene, compiler):
         fail(f"in face {bad}, a vertex index does not exist (the mesh has {len(vert)} vertices)")
     inertia = int(getattr(rec, "inertia", LEGACY))
     v = vert.astype(np.float64)
-    hull = None
-    if face is None or inertia == CONVEX:
-        hull = convex_hull(v, fail)
+    hull = graph = None
+    if face is None or inertia == CONVEX or needhull:
+        graph, hull = convex_hull(v, fail, _maxhullvert(rec, fail))
+        if not righthand:  # left-handed scale: the hull's triangles are rewound with the mesh's faces
+            hull = np.ascontiguousarray(hull[:, [0, 2, 1]])
+            graph[len(graph) - hull.size:] = hull.ravel()
     if face is None:
         face = hull
     face = np.ascontiguousarray(face, dtype=np.int32)
@@ -121,7 +125,22 @@ def compile_mesh(rec, scene, compiler):
     vm = vc @ rmat.T
     aamm = list(vm.min(0)) + list(vm.max(0))
     return Rec(vert=vm.astype(np.float32), face=face, pos=list(pos), quat=list(quat), scale=scale,
-               aamm=[float(x) for x in aamm], volume=vol, boxsz=boxsz)
+               aamm=[float(x) for x in aamm], volume=vol, boxsz=boxsz, graph=graph)
+
+
+def _maxhullvert(rec, fail):
+    """The ``maxhullvert`` attribute of the <mesh> element (-1: no limit)."""
+    el = getattr(rec, "el", None)
+    txt = el.get("maxhullvert") if el is not None and hasattr(el, "get") else None
+    if txt is None:
+        return -1
+    try:
+        n = int(txt)
+    except ValueError:
+        fail(f"maxhullvert must be an integer, got '{txt}'")
+    if n != -1 and n < 4:
+        fail("maxhullvert must be larger than 3")
+    return n
 
 
 def _user_transform(v, rec, scale):
@@ -224,20 +243,164 @@ def _check_orientation(v, face, fail):
              f"{k // (len(v) + 1) + 1} and {k % (len(v) + 1) + 1}")
 
 
-def convex_hull(v, fail):
-    """Outward-oriented triangles of the convex hull (qhull with triangulated output, as MuJoCo)."""
-    from scipy.spatial import ConvexHull, QhullError
+def convex_hull(v, fail, maxhullvert=-1):
+    """MuJoCo's convex-hull graph of the vertices ``v`` (n, 3) and its outward triangles.
 
-    try:
-        h = ConvexHull(v, qhull_options="Qt")
-    except (QhullError, ValueError) as e:
-        fail(f"qhull error: {str(e).splitlines()[0] if str(e) else 'degenerate vertices'}")
-    f = h.simplices.astype(np.int32)
-    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
-    n = np.cross(b - a, c - a)
-    flip = (n * h.equations[:, :3]).sum(1) < 0
-    f[flip] = f[flip][:, [0, 2, 1]]
-    return f
+    Returns ``(graph, faces)``: ``graph`` is the int32 array MuJoCo stores per mesh in
+    ``mesh_graph`` - ``numvert, numface, vert_edgeadr[numvert], vert_globalid[numvert],
+    edge_localid[numvert + 3 numface], face_globalid[3 numface]`` - and ``faces`` the
+    (numface, 3) triangles (mesh vertex ids) of ``face_globalid``.
+
+    The hull is qhull's (scipy bundles the same library MuJoCo links) run with
+    MuJoCo's options ("Qt", plus "Q9 TA<n-4>" for ``maxhullvert``), and the graph
+    is laid out in qhull's own orders, which the collision code depends on:
+
+    * hull vertices in qhull's vertex-list order (``vert_globalid``); scipy shows it
+      through the Voronoi regions of ``_Qhull.get_voronoi_diagram`` (one region per
+      vertex, in list order);
+    * faces in qhull's facet-list order, vertices as qhull holds them (decreasing
+      vertex id), with the first two swapped where that makes the triangle point
+      outwards (qhull's ``toporient``);
+    * per hull vertex, its adjacent hull vertices (hull-local ids) in the order they
+      first appear walking the vertex's neighbouring facets, then -1. Without facet
+      merges qhull builds the neighbour sets from the final facet list, so they are
+      in facet-list order. When coplanar facets were merged while the hull was built,
+      qhull kept them up to date incrementally and the order follows the build's
+      history; it is read back then from qhull's Voronoi-ridge walk, one run per hull
+      vertex restricted to it ("QV<point>"), see `_edges_from_ridges`.
+    """
+    from scipy.spatial import QhullError
+    from scipy.spatial._qhull import _Qhull
+
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    opts = b"" if maxhullvert is None or maxhullvert < 0 else b"Q9 TA%d" % (maxhullvert - 4)
+
+    def run(extra=b""):
+        try:
+            q = _Qhull(b"i", v, (opts + b" " + extra).strip(), required_options=b"Qt")
+        except (QhullError, ValueError) as e:
+            fail(f"qhull error: {str(e).splitlines()[0] if str(e) else 'degenerate vertices'}")
+        try:
+            q.triangulate()
+            simp, _, eq, _, _ = q.get_simplex_facet_array()
+            _, ridges, _, regions, point_region = q.get_voronoi_diagram()
+        finally:
+            q.close()
+        return simp.astype(np.int64), eq, np.asarray(ridges, dtype=np.int64), len(regions), point_region
+
+    simp, eq, ridges, nregion, point_region = run()
+    hullv = np.unique(simp)
+    if len(hullv) != nregion:
+        fail("could not construct the convex hull graph (qhull kept vertices outside its facets)")
+    gid = hullv[np.argsort(point_region[hullv], kind="stable")]  # qhull's vertex-list order
+    nv, nf = len(gid), len(simp)
+    loc = np.full(len(v), -1, dtype=np.int64)
+    loc[gid] = np.arange(nv)
+    # outward triangles: qhull's vertex order, first two swapped where it points inwards
+    a, b, c = v[simp[:, 0]], v[simp[:, 1]], v[simp[:, 2]]
+    inward = (np.cross(b - a, c - a) * eq[:, :3]).sum(1) < 0
+    faces = simp.copy()
+    faces[inward] = faces[inward][:, [1, 0, 2]]
+    # facets around each hull vertex, in facet-list order
+    vf = np.argsort(simp.ravel(), kind="stable")
+    cnt = np.bincount(simp.ravel(), minlength=len(v))
+    start = np.concatenate([[0], np.cumsum(cnt)])
+    fac = (vf // 3).tolist()
+    simpl = simp.tolist()
+    nbr = {}
+    for p in gid.tolist():
+        nbr[p] = fac[start[p]:start[p + 1]]
+    edges = {}
+    for p in gid.tolist():
+        seen, out = {p}, []
+        for f in nbr[p]:
+            for x in simpl[f]:
+                if x not in seen:
+                    seen.add(x)
+                    out.append(x)
+        edges[p] = out
+    if not _ridges_agree(gid.tolist(), nbr, simpl, nf, ridges):
+        edges = _edges_from_ridges(run, gid.tolist(), nbr, simpl, nf, edges)
+    graph = np.empty(2 + 3 * nv + 6 * nf, dtype=np.int32)
+    graph[0], graph[1] = nv, nf
+    el = []
+    adr = np.empty(nv, dtype=np.int64)
+    for i, p in enumerate(gid.tolist()):
+        adr[i] = len(el)
+        el.extend(loc[edges[p]].tolist())
+        el.append(-1)
+    if len(el) != nv + 3 * nf:
+        fail("could not construct the convex hull graph (the hull is not a closed triangulated surface)")
+    graph[2:2 + nv] = adr
+    graph[2 + nv:2 + 2 * nv] = gid
+    graph[2 + 2 * nv:2 + 3 * nv + 3 * nf] = el
+    graph[2 + 3 * nv + 3 * nf:] = faces.ravel()
+    return graph, faces.astype(np.int32)
+
+
+def _ridge_walk(order, nbr, simpl, last):
+    """The (atvertex, vertex) pairs qhull's Voronoi-ridge walk reports for neighbour lists ``nbr``.
+
+    qhull visits the vertices in list order; for each, its neighbouring facets in
+    order (all but the facet-list's last one, whose Voronoi index equals the facet
+    count and is skipped), and in them the vertices not visited before, reporting
+    those that share at least two of the visited facets with it.
+    """
+    done = set()
+    out = []
+    for p in order:
+        done.add(p)
+        fs = [f for f in nbr[p] if f != last]
+        share = {}
+        for f in fs:
+            for x in simpl[f]:
+                share[x] = share.get(x, 0) + 1
+        met = set()
+        for f in fs:
+            for x in simpl[f]:
+                if x not in done and x not in met:
+                    met.add(x)
+                    if share[x] >= 2:
+                        out.append((p, x))
+    return out
+
+
+def _ridges_agree(order, nbr, simpl, nf, ridges):
+    return [tuple(r) for r in ridges.tolist()] == _ridge_walk(order, nbr, simpl, nf - 1)
+
+
+def _edges_from_ridges(run, order, nbr, simpl, nf, edges):
+    """Neighbour order of each hull vertex read back from qhull when facet merges reordered it.
+
+    A run restricted to one vertex ("QV<point>") reports that vertex's adjacent
+    vertices in the order they first appear among its neighbouring facets, except
+    the two that it shares with the last facet of the list (see `_ridge_walk`). Their
+    place cannot be read back through scipy: each is put next to the third vertex of
+    its other facet around the vertex, before or after it as they stand in that facet
+    (right when that facet is the one that first brought the third vertex). For
+    these at most 3 vertices of such meshes the order can differ from MuJoCo's.
+    """
+    last = nf - 1
+    out = {}
+    for p in order:
+        simp2, _, ridges, _, _ = run(b"QV%d" % p)
+        if simp2.tolist() != simpl:
+            return edges  # the restricted run built another hull: keep facet-list order
+        lst = [int(x) for a, x in ridges.tolist() if a == p]
+        if last in nbr[p]:
+            for bvert in [x for x in simpl[last] if x != p and x not in lst]:
+                other = [f for f in nbr[p] if f != last and bvert in simpl[f]]
+                f = simpl[other[0]] if other else simpl[last]
+                cvert = [x for x in f if x != p and x != bvert][0]
+                if cvert in lst:
+                    k = lst.index(cvert)
+                    lst.insert(k + 1 if f.index(cvert) < f.index(bvert) else k, bvert)
+                else:
+                    lst.append(bvert)
+        if sorted(lst) != sorted(edges[p]):
+            return edges
+        out[p] = lst
+    return out
 
 
 def compile_hfield(rec, scene, compiler):
