@@ -94,7 +94,7 @@ REACH: Dict[str, str] = {
     "max_collision_pairs": "contact", "max_contacts": "contact", "enable_torsional_friction": "contact",
     "enable_rolling_friction": "contact", "contact_pruning_tolerance": "contact", "sparse_solve": "contact",
     "constraint_timeconst": "contact", "use_contact_island": "contact", "box_box_detection": "contact",
-    "enable_multi_contact": "contact", "use_gjk_collision": "contact", "broadphase_traversal": "contact",
+    "enable_multi_contact": "flags", "use_gjk_collision": "contact", "broadphase_traversal": "contact",
     "use_hibernation": "refused", "hibernation_thresh_vel": "refused",
 }
 
@@ -249,6 +249,8 @@ def scene_options(model: M.Model) -> Dict[str, Any]:
         out["enable_collision"] = False
     if o.disableflags & M.DSBL_LIMIT:
         out["enable_joint_limit"] = False
+    if o.disableflags & M.DSBL_MULTICCD:
+        out["enable_multi_contact"] = False
     if o.disableflags & M.DSBL_FILTERPARENT:
         out["enable_adjacent_collision"] = True
     return out
@@ -289,7 +291,7 @@ def resolve(model: M.Model, file_opts: Mapping[str, Any] = (), set_opts: Mapping
 def apply(model: M.Model, r: Mapping[str, Any]) -> M.Model:
     """A copy of `model` whose `opt` carries the resolved options (the engine reads only model.opt)."""
     o = model.opt
-    flags = o.disableflags & ~(M.DSBL_CONSTRAINT | M.DSBL_CONTACT | M.DSBL_LIMIT | M.DSBL_FILTERPARENT)
+    flags = o.disableflags & ~(M.DSBL_CONSTRAINT | M.DSBL_CONTACT | M.DSBL_LIMIT | M.DSBL_FILTERPARENT | M.DSBL_MULTICCD)
     if r["disable_constraint"]:
         flags |= M.DSBL_CONSTRAINT
     if not r["enable_collision"]:
@@ -298,6 +300,8 @@ def apply(model: M.Model, r: Mapping[str, Any]) -> M.Model:
         flags |= M.DSBL_LIMIT
     if r["enable_adjacent_collision"]:
         flags |= M.DSBL_FILTERPARENT
+    if not r["enable_multi_contact"]:  # MuJoCo's multiccd: the convex collider's extra contacts
+        flags |= M.DSBL_MULTICCD
     opt = dataclasses.replace(
         o, timestep=float(r["dt"]), gravity=tuple(r["gravity"]), integrator=_INT_CODE[r["integrator"]],
         solver=_SOLVER_CODE[r["constraint_solver"]], cone=_CONE_CODE[r["friction_cone"]],

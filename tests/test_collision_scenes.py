@@ -231,3 +231,51 @@ def test_ellipsoid_pile_contacts_match_mujoco():
     for want, tol in ((True, 1e-6), (False, 1e-9)):
         pick = lambda envs: [[c for c in e if is_convex(c) == want] for e in envs]  # noqa: E731
         assert_same_contacts(pick(ours), pick(ref), tol, f"ellipsoid pile, convex={want}")
+
+
+CYLINDERS = """
+<mujoco>
+  <option><flag multiccd="disable"/></option>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <body pos="0 0 0.1"><freejoint/><geom type="cylinder" size="0.1 0.08"/></body>
+    <body pos="0.05 0.02 0.35" euler="70 10 0"><freejoint/><geom type="cylinder" size="0.06 0.1" margin="0.01"/></body>
+    <body pos="-0.05 0.05 0.6" euler="20 80 0"><freejoint/><geom type="capsule" size="0.04 0.12"/></body>
+    <body pos="0.0 -0.05 0.85" euler="10 20 30"><freejoint/><geom type="box" size="0.07 0.05 0.04"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.fixture(scope="module")
+def cylinders():
+    mjm = mujoco.MjModel.from_xml_string(CYLINDERS)
+    q = _trajectory(mjm, 100, every=4)
+    return mjm, mujoco_contacts(mujoco, mjm, q), rigidsim_contacts(model_from_mujoco(mjm), q)
+
+
+def _capsule_cylinder(mjm, c):
+    return sorted(int(t) for t in mjm.geom_type[list(c["geom"])]) == [int(mujoco.mjtGeom.mjGEOM_CAPSULE),
+                                                                     int(mujoco.mjtGeom.mjGEOM_CYLINDER)]
+
+
+def test_convex_pairs_without_multiccd_match_mujoco(cylinders):
+    """With multiccd off (the scene's flag, enable_multi_contact=false) every convex pair gets one GJK/EPA
+    contact: cylinders falling on each other and on a box (MuJoCo's own run) within 1e-6; the capsule-cylinder
+    pairs are the next test."""
+    mjm, ref, ours = cylinders
+    cyl = int(mujoco.mjtGeom.mjGEOM_CYLINDER)
+    kinds = {tuple(sorted(int(t) for t in mjm.geom_type[list(c["geom"])])) for r in ref for c in r}
+    assert {(cyl, cyl), (cyl, int(mujoco.mjtGeom.mjGEOM_BOX))} <= kinds
+    pick = lambda envs: [[c for c in e if not _capsule_cylinder(mjm, c)] for e in envs]  # noqa: E731
+    assert_same_contacts(pick(ours), pick(ref), 1e-6, "cylinders, multiccd off")
+
+
+@pytest.mark.xfail(strict=True, reason="3 of 13 capsule-cylinder contacts differ from mujoco 4.0.0 by up to 1e-5 "
+                   "(normal) after GJK/EPA; the cause is not found yet (ellipsoid, cylinder-cylinder and "
+                   "box-cylinder pairs agree)")
+def test_capsule_cylinder_without_multiccd_matches_mujoco(cylinders):
+    mjm, ref, ours = cylinders
+    pick = lambda envs: [[c for c in e if _capsule_cylinder(mjm, c)] for e in envs]  # noqa: E731
+    assert sum(len(e) for e in pick(ref)) > 5
+    assert_same_contacts(pick(ours), pick(ref), 1e-6, "capsule-cylinder, multiccd off")

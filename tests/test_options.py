@@ -147,7 +147,8 @@ _TO_OPT = {
     "friction_cone": ("elliptic", "cone", M.CONE_ELLIPTIC), "impratio": (5.0, "impratio", 5.0),
 }
 _TO_FLAGS = {"enable_collision": (False, M.DSBL_CONTACT), "enable_joint_limit": (False, M.DSBL_LIMIT),
-             "disable_constraint": (True, M.DSBL_CONSTRAINT), "enable_adjacent_collision": (True, M.DSBL_FILTERPARENT)}
+             "disable_constraint": (True, M.DSBL_CONSTRAINT), "enable_adjacent_collision": (True, M.DSBL_FILTERPARENT),
+             "enable_multi_contact": (False, M.DSBL_MULTICCD)}
 
 
 def test_opt_and_flag_options_reach_the_model():
