@@ -254,6 +254,18 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         pad[a], pad[b] = max(pad[a], mg), max(pad[b], mg)
     gcol_f[:ngeom, L.GEOM_SAPMARGIN] = pad[:ngeom]
     gcol_i[:ngeom, L.GEOM_SAP] = (np.asarray(model.geom_rbound) > 0) & (np.asarray(model.geom_type) != M.GEOM_PLANE)
+    gcol_i[:ngeom, L.GEOM_VERTADR] = -1
+    gcol_i[:ngeom, L.GEOM_GRAPHADR] = -1
+    for g in range(ngeom):
+        mesh = int(model.geom_dataid[g])
+        if int(model.geom_type[g]) == M.GEOM_MESH and mesh >= 0:
+            gcol_i[g, L.GEOM_VERTADR] = model.mesh_vertadr[mesh]
+            gcol_i[g, L.GEOM_VERTNUM] = model.mesh_vertnum[mesh]
+            gcol_i[g, L.GEOM_GRAPHADR] = model.mesh_graphadr[mesh]
+    mesh_vert = np.zeros((_rows(model.nmeshvert), 3), f)
+    mesh_vert[:model.nmeshvert] = np.asarray(model.mesh_vert, np.float64)
+    mesh_graph = np.zeros((_rows(model.nmeshgraph), 1), i32)
+    mesh_graph[:model.nmeshgraph, 0] = model.mesh_graph
     if npair:
         pair_i[:npair, L.PAIR_SWEPT] = gcol_i[pairs[:, 0], L.GEOM_SAP] & gcol_i[pairs[:, 1], L.GEOM_SAP]
 
@@ -291,7 +303,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
                ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f, gcol_i=gcol_i, pair_f=pair_f,
-               pair_i=pair_i, opt_f=opt_f, opt_i=opt_i)
+               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
         a = out[name]
@@ -365,7 +377,8 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[s
     (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
-                nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1],
+                nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
+                nmeshgraph=model.nmeshgraph,
                 **pair_sizes(model, r))
 
 

@@ -94,7 +94,7 @@ def kinematics_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -109,7 +109,8 @@ def kinematics_kernel(
             kinematics(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
+                       mesh_graph, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),
@@ -123,7 +124,7 @@ def forward_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -138,7 +139,8 @@ def forward_kernel(
             forward(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
+                       mesh_graph, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),
@@ -152,7 +154,7 @@ def collision_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -168,7 +170,8 @@ def collision_kernel(
             kinematics(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
+                       mesh_graph, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),
@@ -177,7 +180,8 @@ def collision_kernel(
             collision(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
+                       mesh_graph, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),
@@ -297,7 +301,7 @@ def rollout_kernel(
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, opt_f: ND, opt_i: ND,
+    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -315,7 +319,8 @@ def rollout_kernel(
             _rollout_env(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
+                       mesh_graph, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),

@@ -1,8 +1,8 @@
 """Fixed, scene-independent column layouts of the packed arrays the kernels take.
 
 Taichi kernels here take arrays as arguments so that one compiled kernel
-serves every scene and batch size. A kernel may take at most 64 argument
-elements, so per-element-kind quantities are packed column-wise into a few
+serves every scene and batch size. A kernel may take at most 512 argument
+elements (Quadrants; Taichi 1.7 allowed 64), and each array is an argument, so per-element-kind
 2-D (model) or 3-D (data, env axis first) arrays. Every column keeps
 MuJoCo's name: ``body_f[i, BODY_POS:BODY_POS+3]`` is ``m.body_pos[i]`` and
 ``d_body[b, i, XPOS:XPOS+3]`` is ``d.xpos[i]`` of env ``b``.
@@ -79,7 +79,10 @@ NGCOL_F = 5
 GEOM_TYPE = 0
 GEOM_PAIRADR, GEOM_PAIRNUM = 1, 2  # the pair-table rows whose lower geom index is this geom (contiguous)
 GEOM_SAP = 3  # 1: the geom takes part in sweep-and-prune (a bounding sphere); 0: its pairs are always tested
-NGCOL_I = 4
+# a mesh geom's mesh: its first vertex row in mesh_vert, its vertex count, its hull graph's address in mesh_graph
+# (-1: no graph); -1 / 0 / -1 for other geoms
+GEOM_VERTADR, GEOM_VERTNUM, GEOM_GRAPHADR = 4, 5, 6
+NGCOL_I = 7
 
 # ----------------------------------------------------------------------------- model: candidate collision pairs
 # the pair table of `collision_pairs`, computed once at put_model, in its order (sorted geom pairs); each row's
@@ -234,6 +237,8 @@ MODEL_ARRAYS = (
     ("wrap_f", "nwrap", NWRAP_F, "f"), ("wrap_i", "nwrap", NWRAP_I, "i"),
     ("gcol_f", "ngeom", NGCOL_F, "f"), ("gcol_i", "ngeom", NGCOL_I, "i"),
     ("pair_f", "npair", NPAIR_F, "f"), ("pair_i", "npair", NPAIR_I, "i"),
+    # mesh vertices in the mesh's frame (MuJoCo's float32 values, widened) and the convex-hull graphs
+    ("mesh_vert", "nmeshvert", 3, "f"), ("mesh_graph", "nmeshgraph", 1, "i"),
     ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
 )
 MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)
