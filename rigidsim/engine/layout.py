@@ -2,8 +2,9 @@
 
 Taichi kernels here take arrays as arguments so that one compiled kernel
 serves every scene and batch size. A kernel may take at most 512 argument
-elements (Quadrants; Taichi 1.7 allowed 64), and each array is an argument, so per-element-kind
-2-D (model) or 3-D (data, env axis first) arrays. Every column keeps
+elements (Quadrants; Taichi 1.7 allowed 64), and each array is one, so
+per-element-kind quantities are packed column-wise into a few 2-D (model) or
+3-D (data, env axis first) arrays. Every column keeps
 MuJoCo's name: ``body_f[i, BODY_POS:BODY_POS+3]`` is ``m.body_pos[i]`` and
 ``d_body[b, i, XPOS:XPOS+3]`` is ``d.xpos[i]`` of env ``b``.
 
