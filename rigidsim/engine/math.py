@@ -165,9 +165,11 @@ def quat2mat(q):
         q22 = q[2] * q[2]
         q23 = q[2] * q[3]
         q33 = q[3] * q[3]
-        res = ti.Vector([q00 + q11 - q22 - q33, 2.0 * (q12 - q03), 2.0 * (q13 + q02),
-                         2.0 * (q12 + q03), q00 - q11 + q22 - q33, 2.0 * (q23 - q01),
-                         2.0 * (q13 - q02), 2.0 * (q23 + q01), q00 - q11 - q22 + q33])
+        # the diagonal grouped as mujoco 4.0.0's compiled mju_quat2Mat groups it (its C source reads
+        # q00+q11-q22-q33, which rounds differently in the last bit; GJK runs amplify that bit to 1e-5)
+        res = ti.Vector([(q00 - q22) + (q11 - q33), 2.0 * (q12 - q03), 2.0 * (q13 + q02),
+                         2.0 * (q12 + q03), (q00 + q22) - (q11 + q33), 2.0 * (q23 - q01),
+                         2.0 * (q13 - q02), 2.0 * (q23 + q01), (q00 - q22) - (q11 - q33)])
     return res
 
 
