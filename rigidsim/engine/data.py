@@ -262,6 +262,16 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
             gcol_i[g, L.GEOM_VERTADR] = model.mesh_vertadr[mesh]
             gcol_i[g, L.GEOM_VERTNUM] = model.mesh_vertnum[mesh]
             gcol_i[g, L.GEOM_GRAPHADR] = model.mesh_graphadr[mesh]
+    gcol_i[:ngeom, L.GEOM_HFIELD] = np.where(np.asarray(model.geom_type) == M.GEOM_HFIELD, model.geom_dataid, -1)
+    nhf = model.nhfield
+    hfield_f = np.zeros((_rows(nhf), L.NHFIELD_F), f)
+    hfield_f[:nhf, L.HFIELD_SIZE:L.HFIELD_SIZE + 4] = model.hfield_size
+    hfield_i = np.zeros((_rows(nhf), L.NHFIELD_I), i32)
+    hfield_i[:nhf, L.HFIELD_NROW] = model.hfield_nrow
+    hfield_i[:nhf, L.HFIELD_NCOL] = model.hfield_ncol
+    hfield_i[:nhf, L.HFIELD_ADR] = model.hfield_adr
+    hfield_data = np.zeros((_rows(model.nhfielddata), 1), f)
+    hfield_data[:model.nhfielddata, 0] = np.asarray(model.hfield_data, np.float64)
     mesh_vert = np.zeros((_rows(model.nmeshvert), 3), f)
     mesh_vert[:model.nmeshvert] = np.asarray(model.mesh_vert, np.float64)
     mesh_graph = np.zeros((_rows(model.nmeshgraph), 1), i32)
@@ -303,7 +313,8 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
                ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f, gcol_i=gcol_i, pair_f=pair_f,
-               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, opt_f=opt_f, opt_i=opt_i)
+               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, hfield_f=hfield_f, hfield_i=hfield_i,
+               hfield_data=hfield_data, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
         a = out[name]
@@ -378,7 +389,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[s
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
-                nmeshgraph=model.nmeshgraph,
+                nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 **pair_sizes(model, r))
 
 

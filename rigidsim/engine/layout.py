@@ -83,7 +83,14 @@ GEOM_SAP = 3  # 1: the geom takes part in sweep-and-prune (a bounding sphere); 0
 # a mesh geom's mesh: its first vertex row in mesh_vert, its vertex count, its hull graph's address in mesh_graph
 # (-1: no graph); -1 / 0 / -1 for other geoms
 GEOM_VERTADR, GEOM_VERTNUM, GEOM_GRAPHADR = 4, 5, 6
-NGCOL_I = 7
+GEOM_HFIELD = 7  # a height-field geom's hfield (row of hfield_f / hfield_i), -1 for other geoms
+NGCOL_I = 8
+
+# ----------------------------------------------------------------------------- model: height fields
+HFIELD_SIZE = 0  # hfield_size: x and y half-extents, top elevation, base depth
+NHFIELD_F = 4
+HFIELD_NROW, HFIELD_NCOL, HFIELD_ADR = 0, 1, 2  # the grid and its first sample in hfield_data
+NHFIELD_I = 3
 
 # ----------------------------------------------------------------------------- model: candidate collision pairs
 # the pair table of `collision_pairs`, computed once at put_model, in its order (sorted geom pairs); each row's
@@ -240,6 +247,9 @@ MODEL_ARRAYS = (
     ("pair_f", "npair", NPAIR_F, "f"), ("pair_i", "npair", NPAIR_I, "i"),
     # mesh vertices in the mesh's frame (MuJoCo's float32 values, widened) and the convex-hull graphs
     ("mesh_vert", "nmeshvert", 3, "f"), ("mesh_graph", "nmeshgraph", 1, "i"),
+    # height fields: sizes, grids, and the elevation samples (MuJoCo's float32 values in [0, 1], widened)
+    ("hfield_f", "nhfield", NHFIELD_F, "f"), ("hfield_i", "nhfield", NHFIELD_I, "i"),
+    ("hfield_data", "nhfielddata", 1, "f"),
     ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
 )
 MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)
