@@ -128,11 +128,12 @@ def assert_same_contacts(ours, theirs, tol=1e-9, what=""):
     for b, (mine, ref) in enumerate(zip(ours, theirs)):
         key = lambda c: c["geom"]  # noqa: E731
         assert sorted(map(key, mine)) == sorted(map(key, ref)), f"{what} env {b}: geom pairs differ"
-        left = list(mine)
+        left = list(range(len(mine)))
         for c in ref:
-            cands = [x for x in left if x["geom"] == c["geom"]]
-            best = min(cands, key=lambda x: float(np.linalg.norm(x["pos"] - c["pos"])) + abs(x["dist"] - c["dist"]))
-            left.remove(best)
+            cands = [k for k in left if mine[k]["geom"] == c["geom"]]
+            k = min(cands, key=lambda k: float(np.linalg.norm(mine[k]["pos"] - c["pos"])) + abs(mine[k]["dist"] - c["dist"]))
+            left.remove(k)  # by index: two contacts may compare equal
+            best = mine[k]
             where = f"{what} env {b} geoms {c['geom']}"
             assert abs(best["dist"] - c["dist"]) <= tol, (where, "dist", best["dist"], c["dist"])
             np.testing.assert_allclose(best["pos"], c["pos"], rtol=0, atol=tol, err_msg=where + " pos")

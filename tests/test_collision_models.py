@@ -21,7 +21,7 @@ NOT_BUILT = {
     "menagerie/franka_emika_panda/panda_free_base.xml", "menagerie/franka_emika_panda/panda_no_tendon.xml",
     "menagerie/franka_emika_panda/panda_nohand.xml", "menagerie/franka_emika_panda/panda_non_overlap.xml",
     "menagerie/franka_emika_panda/scene.xml", "menagerie/franka_emika_panda/scene_no_tendon.xml",
-    "mujoco_warp/test_data/hfield/hfield.xml", "mujoco_warp/test_data/primitives.xml",
+    "mujoco_warp/test_data/primitives.xml",
 }
 
 

@@ -22,7 +22,7 @@ def test_no_augmented_assignment_to_array_elements():
     each env is owned by one thread, so the engine writes `a[i] = a[i] + x` instead."""
     found = []
     n_funcs = 0
-    for path in sorted(ENGINE.glob("*.py")):
+    for path in sorted(ENGINE.rglob("*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))
         for fn in _taichi_functions(tree):
             n_funcs += 1

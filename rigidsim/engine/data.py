@@ -262,7 +262,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
             gcol_i[g, L.GEOM_VERTADR] = model.mesh_vertadr[mesh]
             gcol_i[g, L.GEOM_VERTNUM] = model.mesh_vertnum[mesh]
             gcol_i[g, L.GEOM_GRAPHADR] = model.mesh_graphadr[mesh]
-    gcol_i[:ngeom, L.GEOM_HFIELD] = np.where(np.asarray(model.geom_type) == M.GEOM_HFIELD, model.geom_dataid, -1)
+    gcol_i[:ngeom, L.GEOM_HFIELDID] = np.where(np.asarray(model.geom_type) == M.GEOM_HFIELD, model.geom_dataid, -1)
     nhf = model.nhfield
     hfield_f = np.zeros((_rows(nhf), L.NHFIELD_F), f)
     hfield_f[:nhf, L.HFIELD_SIZE:L.HFIELD_SIZE + 4] = model.hfield_size
@@ -371,14 +371,15 @@ def rk_width(model: M.Model) -> int:
 def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
-    overflows; nccdf, nccdi: the convex collider's scratch per env (0 without convex pairs)."""
+    overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex or
+    height-field pairs)."""
     from rigidsim.engine.collision.gjk import scratch_size
 
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
     pairs, explicit = CP.collision_pairs(model, r)
     tab = CPRM.pair_table(model, pairs, explicit)
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
-    nccdf, nccdi = scratch_size(model.opt.ccd_iterations) if "convex" in set(tab["collider"]) else (0, 0)
+    nccdf, nccdi = scratch_size(model.opt.ccd_iterations) if {"convex", "hfield"} & set(tab["collider"]) else (0, 0)
     return dict(npair=len(pairs), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
 
 

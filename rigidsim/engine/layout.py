@@ -83,7 +83,7 @@ GEOM_SAP = 3  # 1: the geom takes part in sweep-and-prune (a bounding sphere); 0
 # a mesh geom's mesh: its first vertex row in mesh_vert, its vertex count, its hull graph's address in mesh_graph
 # (-1: no graph); -1 / 0 / -1 for other geoms
 GEOM_VERTADR, GEOM_VERTNUM, GEOM_GRAPHADR = 4, 5, 6
-GEOM_HFIELD = 7  # a height-field geom's hfield (row of hfield_f / hfield_i), -1 for other geoms
+GEOM_HFIELDID = 7  # a height-field geom's hfield (row of hfield_f / hfield_i), -1 for other geoms
 NGCOL_I = 8
 
 # ----------------------------------------------------------------------------- model: height fields

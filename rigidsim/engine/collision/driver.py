@@ -13,21 +13,25 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision import box as BX
 from rigidsim.engine.collision import primitive as P
-from rigidsim.engine.collision.gjk import convex
+from rigidsim.engine.collision.hfield import gjk_pair
+from rigidsim.engine.collision.mesh import plane_mesh
 from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
 from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
 from rigidsim.engine.layout import (
-    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_SIZE, GEOM_TYPE, NDCON, OPT_CCDITER,
-    OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN, PAIR_SWEPT,
-    SZ_NPAIR,
+    CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_RBOUND, GEOM_SIZE, GEOM_TYPE, NDCON,
+    OPT_CCDITER, OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN,
+    PAIR_SWEPT, SZ_NPAIR,
 )
 
 # (id, ti.func) of every built analytic collider, in COLLIDERS order: the dispatch is unrolled over this at
-# compile time; the convex collider (GJK/EPA) takes the geom types and the ccd settings besides
+# compile time; the GJK/EPA colliders (convex, hfield: `hfield.gjk_pair`) take the geom types and the ccd
+# settings besides
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
-                  sorted(BUILT - {"convex"}, key=COLLIDER_ID.get))
+                  sorted(BUILT - {"convex", "hfield", "plane_mesh"}, key=COLLIDER_ID.get))
 CONVEX = COLLIDER_ID["convex"]
+HFIELD = COLLIDER_ID["hfield"]
+PLANE_MESH = COLLIDER_ID["plane_mesh"]
 
 
 @ti.func
@@ -91,9 +95,12 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
             for c in ti.static(range(len(_DISPATCH))):
                 if col == ti.static(_DISPATCH[c][0]):
                     k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
-            if col == CONVEX:
-                k = convex(d, b, n, cap, m.gcol_i[g1, GEOM_TYPE], pos1, mat1, size1, m.gcol_i[g2, GEOM_TYPE], pos2,
-                           mat2, size2, margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER])
+            if col == PLANE_MESH:
+                k = plane_mesh(m, d, b, n, cap, pos1, mat1, size1, g2, pos2, mat2, margin)
+            if col == CONVEX or col == HFIELD:  # GJK/EPA (one copy); for HFIELD geom 1 is the height field
+                k = gjk_pair(m, d, b, n, cap, 1 if col == HFIELD else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1, mat1,
+                             size1, m.gcol_i[g2, GEOM_TYPE], pos2, mat2, size2, m.gcol_f[g2, GEOM_RBOUND], margin,
+                             m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER])
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j

@@ -39,8 +39,14 @@ passes in the data group: ``d.ccd_f[b, :]`` (floats) and ``d.ccd_i[b, :]`` (ints
 value, and is far too large for kernel-local matrices (one polytope holds up to 6 * ccd_iterations
 faces). Nothing is read before it is written in the same call, so the rows need no initialization.
 
-This slice: one contact per pair (no multi-contact perturbation, no mesh or height field support, no
-plane-convex). Geom type numbers are MuJoCo's.
+Height fields: `collision.hfield` cuts the field into triangular prisms and runs `ccd` on each, geom 1 of
+type HFIELD being the prism whose 6 vertices it writes to the scratch row (`prism_support`: the best of
+the bottom or top triangle's vertices, by the sign of the direction's z; `prism_center`). A prism and a
+box without margin are discrete shapes: GJK runs without tolerance and EPA stops on a repeated support
+vertex (the box corner, which each vertex records).
+
+This slice: one contact per pair (no multi-contact perturbation, no mesh support, no plane-convex). Geom
+type numbers are MuJoCo's.
 """
 
 from rigidsim.engine.lang import ti
@@ -49,7 +55,7 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
 from rigidsim.engine.layout import MINVAL
 
-SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 2, 3, 4, 5, 6, 7  # mjtGeom
+HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 1, 2, 3, 4, 5, 6, 7  # mjtGeom (HFIELD: a prism)
 
 MINVAL2 = MINVAL * MINVAL
 MAXVAL2 = 1e20  # mjMAXVAL squared
@@ -62,15 +68,19 @@ _P2_NONCONVEX, _P3_BAD_NORMAL, _P3_INVALID_V4, _P3_INVALID_V5 = 2, 4, 5, 6
 _P3_MISSING_ORIGIN, _P3_ORIGIN_ON_FACE, _P4_MISSING_ORIGIN = 7, 8, 10
 
 # ------------------------------------------------------------------------------------------ scratch layout
-# floats, per env: the GJK simplex (4 vertices), the polytope vertices (5 + N), then per face its origin
-# projection and squared distance (6N faces). A vertex is 9 floats: the Minkowski-difference point, then its
-# points on geom 1 and on geom 2.
+# floats, per env: a height-field prism (6 vertices, bottom triangle then top triangle, written by the
+# height-field collider before each `ccd` with type HFIELD), the GJK simplex (4 vertices), the polytope
+# vertices (5 + N), then per face its origin
+# projection and squared distance (6N faces). A vertex is 10 floats: the Minkowski-difference point, then its
+# points on geom 1 and on geom 2, then which vertex of geom 2 it came from (a box's corner, else -1; EPA of
+# two discrete shapes stops at a repeated one).
 # ints, per env: per face its 3 vertices, 3 neighbours and map slot (6N x 7), the face map (6N), the
 # horizon (faces and edges), the horizon search stack (6N).
 # The regions whose size depends on the iteration limit N come last, at offsets computed from N.
-NV = 9
-F_SIMPLEX = 0
-F_VERTS = 4 * NV
+NV = 10
+F_PRISM = 0
+F_SIMPLEX = F_PRISM + 18
+F_VERTS = F_SIMPLEX + 4 * NV
 NFACE_F = 4
 NFACE_I = 7
 I_HZN = 0
@@ -78,7 +88,8 @@ I_FACE = 2 * HORIZON_MAX
 
 
 def scratch_size(ccd_iterations: int):
-    """(floats, ints) per env that `convex` needs in ``d.ccd_f`` and ``d.ccd_i`` for this iteration limit."""
+    """(floats, ints) per env that `convex` and the height-field collider need in ``d.ccd_f`` and ``d.ccd_i``
+    for this iteration limit."""
     n = int(ccd_iterations)
     return F_VERTS + NV * (5 + n) + NFACE_F * 6 * n, I_FACE + NFACE_I * 6 * n + 6 * n + 6 * n
 
@@ -142,10 +153,11 @@ def _set3(d: ti.template(), b, c, v):
 
 
 @ti.func
-def _set_vertex(d: ti.template(), b, c, v, v1, v2):
+def _set_vertex(d: ti.template(), b, c, v, v1, v2, corner):
     _set3(d, b, c, v)
     _set3(d, b, c + 3, v1)
     _set3(d, b, c + 6, v2)
+    d.ccd_f[b, c + 9] = corner
 
 
 @ti.func
@@ -192,16 +204,58 @@ def support(gtype, pos, mat, size, direction):
 
 
 @ti.func
-def _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, direction, opposite):
+def prism_support(d: ti.template(), b, direction):
+    """The vertex of the prism in ``d.ccd_f[b, F_PRISM:]`` farthest along `direction`: among the bottom
+    triangle's (vertices 0-2) when direction z < 0, else the top's (3-5); the first of equal ones."""
+    start = F_PRISM if direction[2] < 0.0 else F_PRISM + 9
+    best = sm.dot3(_get3(d, b, start), direction)
+    ibest = start
+    for i in range(1, 3):
+        val = sm.dot3(_get3(d, b, start + 3 * i), direction)
+        if val > best:
+            best = val
+            ibest = start + 3 * i
+    return _get3(d, b, ibest)
+
+
+@ti.func
+def prism_center(d: ti.template(), b):
+    """The mean of the prism's 6 vertices (summed in order, then scaled by 1/6)."""
+    res = sm.zero3()
+    for i in range(6):
+        res = res + _get3(d, b, F_PRISM + 3 * i)
+    return res * (1.0 / 6.0)
+
+
+@ti.func
+def _support2(d: ti.template(), b, gtype, pos, mat, size, direction):
+    """`support`, or for type HFIELD the scratch prism's (pos, mat, size unused)."""
+    res = sm.zero3()
+    if gtype == HFIELD:
+        res = prism_support(d, b, direction)
+    else:
+        res = support(gtype, pos, mat, size, direction)
+    return res
+
+
+@ti.func
+def _minkowski(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, direction, opposite):
     """Support of the Minkowski difference (geom 1 along `direction`, geom 2 along `opposite`), each geom
-    grown by half its margin g: (point, point on geom 1, point on geom 2)."""
-    v1 = support(t1, p1, m1, s1, direction)
+    grown by half its margin g: (point, point on geom 1, point on geom 2). Geom 1 may be a prism (HFIELD)."""
+    v1 = _support2(d, b, t1, p1, m1, s1, direction)
     if g1 > 0.0:
         v1 = v1 + direction * (0.5 * g1)
     v2 = support(t2, p2, m2, s2, opposite)
     if g2 > 0.0:
         v2 = v2 + opposite * (0.5 * g2)
-    return v1 - v2, v1, v2
+    corner = -1.0  # geom 2's support vertex: a box's corner (bit k: the positive end along local axis k)
+    if t2 == BOX:
+        loc = sm.rot_vec_mat_t(opposite, m2)
+        corner = 0.0
+        for k in ti.static(range(3)):
+            if loc[k] >= 0.0 and s2[k] > 0.0:
+                corner += float(1 << k)
+    return v1 - v2, v1, v2, corner
 
 
 # ------------------------------------------------------------------------------------------ GJK
@@ -469,8 +523,8 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
     state = 0  # 0: running; 1: stopped with a simplex; 2: apart (no witness points); 3: tetrahedron
     while k < kmax:
         dneg = x_k * (1.0 / x_norm)
-        s_k, a1, a2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
-        _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2)
+        s_k, a1, a2, corner = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+        _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2, corner)
         lower = sm.dot3(x_k, s_k)
         if lower > 0.0:
             separated = 1
@@ -537,7 +591,7 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
             dist = x_norm
             if separated == 0 and x_norm >= MINVAL:
                 dneg = x_k * (1.0 / x_norm)
-                w, _w1, _w2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+                w, _w1, _w2, _c = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
                 if sm.dot3(x_k, w) > 0.0:
                     separated = 1
         nx = 1
@@ -717,8 +771,8 @@ def _epa_support(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, di
     dr = ti.Vector([1.0, 0.0, 0.0])
     if dnorm > MINVAL:
         dr = ti.Vector([direction[0] / dnorm, direction[1] / dnorm, direction[2] / dnorm])
-    v, v1, v2 = _minkowski(t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dr, dr * -1.0)
-    _set_vertex(d, b, F_VERTS + vi * NV, v, v1, v2)
+    v, v1, v2, corner = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dr, dr * -1.0)
+    _set_vertex(d, b, F_VERTS + vi * NV, v, v1, v2, corner)
     return v
 
 
@@ -1000,6 +1054,13 @@ def _epa(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nvert
             if k == 0 and upper < lower - epa_tol:
                 face = -1
             break
+        if discrete == 1:  # a support vertex met before (the same box corner; geom 1, a prism, has none): stop
+            repeated = 0
+            for i in range(nverts - 1):
+                if d.ccd_f[b, F_VERTS + i * NV + 9] == d.ccd_f[b, F_VERTS + wi * NV + 9]:
+                    repeated = 1
+            if repeated == 1:
+                break
         nedges, nmap = _horizon(d, b, nit, face, w, nmap)
         if nedges < 3:
             face = -1
@@ -1063,9 +1124,11 @@ def _inflate(x1, x2, dist, r1, r2):
 def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, tol, nit):
     """Signed distance of the two geoms, each grown by half the margin, and its witness points (mjc_ccd for
     one contact): returns (dist, x1, x2, nx); dist < 0 with nx = 1 is an overlap, anything else is none
-    (apart, or an overlap EPA could not resolve)."""
+    (apart, or an overlap EPA could not resolve). GJK starts from pos1 and pos2 (the centres). Geom 1 may
+    be the scratch prism (type HFIELD, `pos1` its centre, `mat1`, `size1` unused)."""
     discrete = 0
-    if margin == 0.0 and (type1 == BOX or type1 == MESH) and (type2 == BOX or type2 == MESH):
+    if (margin == 0.0 and (type1 == BOX or type1 == MESH or type1 == HFIELD)
+            and (type2 == BOX or type2 == MESH or type2 == HFIELD)):
         discrete = 1
     core1 = 1 if (type1 == SPHERE or type1 == CAPSULE) else 0
     core2 = 1 if (type2 == SPHERE or type2 == CAPSULE) else 0

@@ -24,6 +24,8 @@ MINMU = 1e-5  # mjMINMU: the least friction coefficient a contact carries
 # collider ids of PAIR_COLLIDER; the driver dispatches on them. NONE: the pair has no collider built yet.
 COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere",
              "sphere_capsule", "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid", "convex")
+COLLIDERS += ("hfield",)  # height field against a convex geom (GJK/EPA per prism)
+COLLIDERS += ("plane_mesh",)  # plane against a mesh (collision.mesh)
 COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
 
 _P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
@@ -42,21 +44,26 @@ TYPE_NAMES = {M.GEOM_PLANE: "plane", M.GEOM_HFIELD: "hfield", M.GEOM_SPHERE: "sp
 MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "plane_box": 4, "sphere_sphere": 1,
                 "sphere_capsule": 1, "sphere_cylinder": 1, "sphere_box": 1, "capsule_capsule": 2, "capsule_box": 4,
                 "box_box": 8, "plane_ellipsoid": 1, "convex": 1}
+MAX_CONTACTS["hfield"] = 50  # mjMAXCONPAIR
+MAX_CONTACTS["plane_mesh"] = 4  # MuJoCo 4.0.0 (3.x: 3): the support vertex and up to 3 polygon corners
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
 BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
          "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid", "convex"}
+BUILT |= {"hfield"}
+BUILT |= {"plane_mesh"}
 
 
 def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
     """MuJoCo's collider for two geom types, by name: the analytic ones; 'convex' (native GJK/EPA, one contact:
     a sphere or an ellipsoid is involved, or multiccd is off); 'convex_multi' (the same with MuJoCo's extra
-    contacts from perturbed passes); 'mesh', 'plane_mesh', 'hfield', 'sdf'."""
+    contacts from perturbed passes); 'mesh', 'plane_mesh', 'hfield' (a height field against a sphere, capsule,
+    ellipsoid, cylinder or box; 'hfield_mesh', 'hfield_sdf' against the others), 'sdf'."""
     t1, t2 = min(type1, type2), max(type1, type2)
     if (t1, t2) in _ANALYTIC:
         return _ANALYTIC[(t1, t2)]
-    if t1 == M.GEOM_HFIELD or t2 == M.GEOM_HFIELD:
-        return "hfield"
+    if t1 == M.GEOM_HFIELD or t2 == M.GEOM_HFIELD:  # 'hfield': against a primitive (the collider built)
+        return "hfield" if t2 in (_S, _C, _E, _Y, _B) else f"hfield_{TYPE_NAMES[t2]}"
     if t1 == M.GEOM_SDF or t2 == M.GEOM_SDF:
         return "sdf"
     if t2 == M.GEOM_MESH:
