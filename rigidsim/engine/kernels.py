@@ -164,9 +164,10 @@ def collision_kernel(
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND,
     # <<< generated
     # In:
-    spread: ti.i32, cap: ti.i32,
+    spread: ti.i32, cap: ti.i32, kinds: ti.template(),
 ):
-    """mj_kinematics then mj_collision in every env: the contacts of the current state."""
+    """mj_kinematics then mj_collision in every env: the contacts of the current state; `kinds` (a bit mask of
+    collider ids) selects the colliders compiled in."""
     for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
@@ -189,7 +190,7 @@ def collision_kernel(
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i),
                 # <<< generated
-                b, cap)
+                b, cap, kinds)
 
 
 @ti.func

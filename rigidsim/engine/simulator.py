@@ -63,6 +63,10 @@ class Simulator:
         self._r = pair_options  # the resolved options (collision pairs, contact capacity), or None: defaults
         mp = D.put_model(model, self.dtype, pair_options)
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
+        from rigidsim.engine.collision.driver import kinds_of
+
+        # the colliders this scene's pairs use: the collision kernel is compiled with those alone
+        self._kinds = kinds_of(mp["pair_i"][:self.npair, L.PAIR_COLLIDER])
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
         self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
@@ -136,7 +140,7 @@ class Simulator:
 
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
-        self._k.collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax)
+        self._k.collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax, self._kinds)
         self._check_contacts()
 
     def _check_contacts(self, step: int = 0) -> None:

@@ -30,6 +30,20 @@ from rigidsim.engine.layout import (
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
                   sorted(BUILT - {"convex", "hfield", "plane_mesh"}, key=COLLIDER_ID.get))
 CONVEX = COLLIDER_ID["convex"]
+
+
+def kinds_of(collider_ids) -> int:
+    """The collider ids (nonzero) a pair table uses as a bit mask (bit k: collider k): `collision`'s
+    compile-time `kinds` (an int, so the kernel cache can key on it)."""
+    mask = 0
+    for c in collider_ids:
+        if int(c) != 0:
+            mask |= 1 << int(c)
+    return mask
+
+
+def _uses(kinds: int, collider: int) -> bool:
+    return bool((kinds >> collider) & 1)
 HFIELD = COLLIDER_ID["hfield"]
 PLANE_MESH = COLLIDER_ID["plane_mesh"]
 
@@ -61,8 +75,10 @@ def _prune(m: ti.template(), d: ti.template(), b, n, k, cap):
 
 
 @ti.func
-def collision(m: ti.template(), d: ti.template(), b, cap):
-    """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i."""
+def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
+    """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i.
+    `kinds`: the collider ids the model's pair table uses (a bit mask, see `kinds_of`); only those
+    colliders are compiled in, so a scene of capsules on a plane does not carry GJK/EPA or box-box code."""
     n = 0
     nb = 0
     sap = m.opt_i[OPT_SAP]
@@ -93,14 +109,17 @@ def collision(m: ti.template(), d: ti.template(), b, cap):
             size2 = sm.getm(m.gcol_f, g2, GEOM_SIZE, 3)
             k = 0
             for c in ti.static(range(len(_DISPATCH))):
-                if col == ti.static(_DISPATCH[c][0]):
-                    k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
-            if col == PLANE_MESH:
-                k = plane_mesh(m, d, b, n, cap, pos1, mat1, size1, g2, pos2, mat2, margin)
-            if col == CONVEX or col == HFIELD:  # GJK/EPA (one copy); for HFIELD geom 1 is the height field
-                k = gjk_pair(m, d, b, n, cap, 1 if col == HFIELD else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1, mat1,
-                             size1, m.gcol_i[g2, GEOM_TYPE], pos2, mat2, size2, m.gcol_f[g2, GEOM_RBOUND], margin,
-                             m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER])
+                if ti.static(_uses(kinds, _DISPATCH[c][0])):
+                    if col == ti.static(_DISPATCH[c][0]):
+                        k = ti.static(_DISPATCH[c][1])(d, b, n, cap, pos1, mat1, size1, pos2, mat2, size2, margin)
+            if ti.static(_uses(kinds, PLANE_MESH)):
+                if col == PLANE_MESH:
+                    k = plane_mesh(m, d, b, n, cap, pos1, mat1, size1, g2, pos2, mat2, margin)
+            if ti.static(_uses(kinds, CONVEX) or _uses(kinds, HFIELD)):
+                if col == CONVEX or col == HFIELD:  # GJK/EPA (one copy); for HFIELD geom 1 is the height field
+                    k = gjk_pair(m, d, b, n, cap, 1 if col == HFIELD else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1,
+                                 mat1, size1, m.gcol_i[g2, GEOM_TYPE], pos2, mat2, size2, m.gcol_f[g2, GEOM_RBOUND],
+                                 margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER])
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j
