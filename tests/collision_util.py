@@ -142,3 +142,34 @@ def assert_same_contacts(ours, theirs, tol=1e-9, what=""):
                 assert best[k] == c[k], (where, k, best[k], c[k])
             for k in ("friction", "solref", "solreffriction", "solimp"):
                 np.testing.assert_array_equal(best[k], c[k], err_msg=f"{where} {k}")
+
+
+def trajectory(mujoco, mjm, n, every=5):
+    """qpos of every `every`-th step of a MuJoCo run from qpos0 (impacts, sliding and rest): [n, nq]."""
+    d = mujoco.MjData(mjm)
+    out = []
+    for t in range(n * every):
+        mujoco.mj_step(mjm, d)
+        if t % every == 0:
+            out.append(d.qpos.copy())
+    return np.array(out)
+
+
+def rand_quat(rng):
+    """A uniformly random unit quaternion."""
+    q = rng.normal(size=4)
+    return q / np.linalg.norm(q)
+
+
+def extent(kind, size, mat, u):
+    """max_x u.(x - centre) of a geom (MuJoCo size, world rotation mat) along unit u: its support value."""
+    loc = mat.T @ u
+    if kind == "sphere":
+        return size[0]
+    if kind == "capsule":
+        return size[0] + size[1] * abs(loc[2])
+    if kind == "ellipsoid":
+        return float(np.linalg.norm(np.asarray(size[:3]) * loc))
+    if kind == "cylinder":
+        return size[0] * np.hypot(loc[0], loc[1]) + size[1] * abs(loc[2])
+    return float(np.abs(loc) @ np.asarray(size[:3]))

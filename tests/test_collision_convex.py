@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import make_frame
+from tests.collision_util import extent, make_frame, rand_quat
 from tests.mjref import mujoco
 from rigidsim.engine.lang import ti
 from rigidsim.engine.kernels import _Flat, _Group
@@ -82,23 +82,8 @@ def run_convex(types, pos1, mat1, size1, pos2, mat2, size2, margin, tol, iters):
             for b in range(n)]
 
 
-def _rand_quat(rng):
-    q = rng.normal(size=4)
-    return q / np.linalg.norm(q)
 
 
-def _extent(kind, size, mat, u):
-    """Support value max_x u.(x - centre) of a geom (MuJoCo size, world rotation mat) along unit u."""
-    loc = mat.T @ u
-    if kind == "sphere":
-        return size[0]
-    if kind == "capsule":
-        return size[0] + size[1] * abs(loc[2])
-    if kind == "ellipsoid":
-        return float(np.linalg.norm(np.asarray(size[:3]) * loc))
-    if kind == "cylinder":
-        return size[0] * np.hypot(loc[0], loc[1]) + size[1] * abs(loc[2])
-    return float(np.abs(loc) @ np.asarray(size[:3]))
 
 
 def _scene(kind1, kind2, margin, gap, rng):
@@ -117,13 +102,13 @@ def _poses(m, kind1, kind2, npose, rng):
     scale = float(min(m.geom_rbound))
     rows, offsets = [], []
     for i in range(npose):
-        q1, q2 = _rand_quat(rng), _rand_quat(rng)
+        q1, q2 = rand_quat(rng), rand_quat(rng)
         mat1, mat2 = np.zeros(9), np.zeros(9)
         mujoco.mju_quat2Mat(mat1, q1)
         mujoco.mju_quat2Mat(mat2, q2)
         u = rng.normal(size=3)
         u /= np.linalg.norm(u)
-        h = _extent(kind1, m.geom_size[0], mat1.reshape(3, 3), u) + _extent(kind2, m.geom_size[1],
+        h = extent(kind1, m.geom_size[0], mat1.reshape(3, 3), u) + extent(kind2, m.geom_size[1],
                                                                            mat2.reshape(3, 3), -u)
         c = i % 6
         if c == 0:
@@ -177,7 +162,7 @@ def _shallow_poses(m, kind1, kind2, npose, rng):
             if i % 4 == 2:
                 u = rng.normal(size=3)
         else:
-            q1, q2 = _rand_quat(rng), _rand_quat(rng)
+            q1, q2 = rand_quat(rng), rand_quat(rng)
             u = rng.normal(size=3)
         u /= np.linalg.norm(u)
         mat1, mat2 = np.zeros(9), np.zeros(9)

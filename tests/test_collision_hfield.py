@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.cli_util import MODELS
-from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts
+from tests.collision_util import assert_same_contacts, extent, mujoco_contacts, rand_quat, rigidsim_contacts
 from tests.mjref import model_from_mujoco, mujoco
 
 TOL = 1e-6
@@ -61,23 +61,8 @@ def _scene(kind, margin, gap, seed):
     return mujoco.MjModel.from_xml_string(xml)
 
 
-def _rand_quat(rng):
-    q = rng.normal(size=4)
-    return q / np.linalg.norm(q)
 
 
-def _extent(kind, size, mat, u):
-    """max_x u.(x - centre) of a geom (MuJoCo size, world rotation mat) along unit u."""
-    loc = mat.T @ u
-    if kind == "sphere":
-        return size[0]
-    if kind == "capsule":
-        return size[0] + size[1] * abs(loc[2])
-    if kind == "ellipsoid":
-        return float(np.linalg.norm(np.asarray(size[:3]) * loc))
-    if kind == "cylinder":
-        return size[0] * np.hypot(loc[0], loc[1]) + size[1] * abs(loc[2])
-    return float(np.abs(loc) @ np.asarray(size[:3]))
 
 
 def _field_frame(mjm):
@@ -105,7 +90,7 @@ def _poses(mjm, kind, npose, rng):
     ys = np.linspace(-sy, sy, nrow)
     rows = []
     for i in range(npose):
-        q = _rand_quat(rng)
+        q = rand_quat(rng)
         rot = np.zeros(9)
         mujoco.mju_quat2Mat(rot, q)
         rot = mat.T @ rot.reshape(3, 3)  # the geom's rotation in the field frame
@@ -118,7 +103,7 @@ def _poses(mjm, kind, npose, rng):
         near = (np.abs(xs - x)[None, :] <= rb + 1e-9) | (np.abs(xs - x)[None, :] == np.abs(xs - x).min())
         near = near & ((np.abs(ys - y)[:, None] <= rb + 1e-9) | (np.abs(ys - y)[:, None] == np.abs(ys - y).min()))
         top = float(data[near].max()) * sz
-        down = _extent(kind, size, rot, np.array([0.0, 0.0, -1.0]))
+        down = extent(kind, size, rot, np.array([0.0, 0.0, -1.0]))
         c = i % 7
         if c == 0:
             off = -rng.uniform(0.1, 0.5) * rb  # deep
@@ -133,7 +118,7 @@ def _poses(mjm, kind, npose, rng):
         elif c == 5:
             off = rng.uniform(-0.6, 0.3) * rb
         else:  # at the base, from below
-            top = -sb - 2 * _extent(kind, size, rot, np.array([0.0, 0.0, 1.0]))
+            top = -sb - 2 * extent(kind, size, rot, np.array([0.0, 0.0, 1.0]))
             off = rng.uniform(-0.2, 0.2) * rb
         local = np.array([x, y, top + down + off])
         quat = np.zeros(4)

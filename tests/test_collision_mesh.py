@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts
+from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts, trajectory
 from tests.mjref import model_from_mujoco, mujoco
 
 
@@ -213,14 +213,6 @@ def _polygon_ties(mjm, q, ref, tol=1e-6):
     return out
 
 
-def _trajectory(mjm, n, every=5):
-    d = mujoco.MjData(mjm)
-    out = []
-    for t in range(n * every):
-        mujoco.mj_step(mjm, d)
-        if t % every == 0:
-            out.append(d.qpos.copy())
-    return np.array(out)
 
 
 def test_falling_meshes_match_mujoco():
@@ -231,7 +223,7 @@ def test_falling_meshes_match_mujoco():
         b.pos = [0.35 * (k % 4) + (2.7 if k >= 4 else 0.0), 0.3 * (k // 4) - 0.15, 0.3 + 0.05 * k + (0.6 if k >= 4 else 0)]
         b.quat = [1.0, 0.3 * k, 0.2, 0.1 * k]
     mjm = spec.compile()
-    q = _trajectory(mjm, 150, every=4)
+    q = trajectory(mujoco, mjm, 150, every=4)
     ref = mujoco_contacts(mujoco, mjm, q)
     ours = _ours(model_from_mujoco(mjm), q)
     assert sum(len(r) for r in ref) > 400

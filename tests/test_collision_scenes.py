@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli_util import ROOT
 from tests.mjref import model_from_mujoco, mujoco
-from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts
+from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts, trajectory
 
 SPHERES_ON_PLANES = """
 <mujoco>
@@ -104,21 +104,12 @@ BOX_PILE = """
 """
 
 
-def _trajectory(mjm, n, every=5):
-    """qpos of every `every`-th step of a MuJoCo run from qpos0: impacts, sliding and rest."""
-    d = mujoco.MjData(mjm)
-    out = []
-    for t in range(n * every):
-        mujoco.mj_step(mjm, d)
-        if t % every == 0:
-            out.append(d.qpos.copy())
-    return np.array(out)
 
 
 @pytest.fixture(scope="module")
 def box_pile():
     mjm = mujoco.MjModel.from_xml_string(BOX_PILE)
-    return mjm, model_from_mujoco(mjm), _trajectory(mjm, 120)
+    return mjm, model_from_mujoco(mjm), trajectory(mujoco, mjm, 120)
 
 
 @pytest.mark.parametrize("broadphase", ["sap", "all_vs_all"])
@@ -159,7 +150,7 @@ def test_sweep_and_prune_equals_all_pairs_on_64_spheres():
     mjm = mujoco.MjModel.from_xml_path(str(ROOT / "scenes" / "sphere_bin.xml"))
     model = model_from_mujoco(mjm)
     rng = np.random.default_rng(1)
-    pile = _trajectory(mjm, 50, every=20)
+    pile = trajectory(mujoco, mjm, 50, every=20)
     shaken = pile + np.concatenate([np.zeros((50, 0))] + [
         np.hstack([rng.uniform(-0.05, 0.05, (50, 3)), np.zeros((50, 4))]) for _ in range(64)], axis=1)
     q = np.vstack([pile, shaken])
@@ -221,7 +212,7 @@ def test_ellipsoid_pile_contacts_match_mujoco():
     colliders (1e-9)."""
     mjm = mujoco.MjModel.from_xml_string(CONVEX_SCENE)
     model = model_from_mujoco(mjm)
-    q = _trajectory(mjm, 120, every=4)
+    q = trajectory(mujoco, mjm, 120, every=4)
     ref = mujoco_contacts(mujoco, mjm, q)
     ours = rigidsim_contacts(model, q)
     def is_convex(c):  # an ellipsoid against anything but the floor: native GJK/EPA
@@ -250,7 +241,7 @@ CYLINDERS = """
 @pytest.fixture(scope="module")
 def cylinders():
     mjm = mujoco.MjModel.from_xml_string(CYLINDERS)
-    q = _trajectory(mjm, 100, every=4)
+    q = trajectory(mujoco, mjm, 100, every=4)
     return mjm, mujoco_contacts(mujoco, mjm, q), rigidsim_contacts(model_from_mujoco(mjm), q)
 
 
