@@ -58,10 +58,11 @@ def test_model_dump_equals_mujoco(rel, tmp_path):
 
 
 def test_model_dump_needing_an_unbuilt_collider_explains(tmp_path):
-    """Frame 0's contacts need every collider of the scene: the quadruped's height field is not built yet, so
-    the default --record (with contacts) is refused, saying how to write the model and frame 0 without them."""
+    """Frame 0's contacts need every collider of the scene: the quadruped's capsule-cylinder pairs (MuJoCo's
+    multi-contact convex collider) are not built yet, so the default --record (with contacts) is refused,
+    saying how to write the model and frame 0 without them."""
     path = shared_model("dm_control/quadruped.xml")
     text = assert_clean_error(rigidsim("run", path, "--steps", "0", "--out", tmp_path / "m.h5"))
-    assert "not supported yet" in text and "hfield" in text and "--record qpos,qvel,xpos,xquat" in text
+    assert "not supported yet" in text and "capsule and cylinder" in text and "--record qpos,qvel,xpos,xquat" in text
     p = rigidsim("run", path, "--steps", "0", "--record", "qpos,qvel,xpos,xquat", "--out", tmp_path / "m.h5")
     assert p.returncode == 0, p.stderr
