@@ -217,6 +217,21 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     # vert_edgeadr[numvert], vert_globalid[numvert], edge_localid[numvert+3*numface], face_globalid[3*numface]
     "mesh_graphadr": (("nmesh",), I),
     "mesh_graph": (("nmeshgraph",), I),
+    # per hull-local vertex id, the first hull vertex farthest along each of the 27 directions
+    # (cx, cy, cz) in {-1, 0, 1}^3 (x slowest); zeros for meshes without a hull graph
+    "mesh_extrema": (("nmesh", 27), I),
+    # polygons of the hull (coplanar hull triangles merged; none without a hull graph): per mesh the
+    # first polygon and count; per polygon its unit normal (mesh frame) and its vertex list (mesh vertex
+    # ids, counter-clockwise seen from outside); per mesh vertex the polygons holding it
+    "mesh_polynum": (("nmesh",), I),
+    "mesh_polyadr": (("nmesh",), I),
+    "mesh_polynormal": (("nmeshpoly", 3), F),
+    "mesh_polyvertadr": (("nmeshpoly",), I),
+    "mesh_polyvertnum": (("nmeshpoly",), I),
+    "mesh_polyvert": (("nmeshpolyvert",), I),
+    "mesh_polymapadr": (("nmeshvert",), I),
+    "mesh_polymapnum": (("nmeshvert",), I),
+    "mesh_polymap": (("nmeshpolymap",), I),
     # height fields
     "hfield_size": (("nhfield", 4), F),
     "hfield_nrow": (("nhfield",), I),
@@ -312,7 +327,8 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
 
 SIZES: Tuple[str, ...] = (
     "nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "nmesh", "nmeshvert",
-    "nmeshface", "nmeshgraph", "nhfield", "nhfielddata", "npair", "nexclude", "neq", "ntendon", "nwrap",
+    "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "npolygonmax", "nhfield",
+    "nhfielddata", "npair", "nexclude", "neq", "ntendon", "nwrap",
     "nsensor", "nsensordata", "nkey", "nmocap", "nM",
 )
 

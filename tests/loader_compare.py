@@ -2,7 +2,9 @@
 
 Tolerances: ints exactly (the meshes' convex-hull graph included); positions, quaternions (up to sign) and other
 geometry at 1e-9 absolute; masses, inertias and quantities derived from the
-mass matrix (invweight0, M0, acc0, meaninertia) at rtol 1e-6.
+mass matrix (invweight0, M0, acc0, meaninertia) at rtol 1e-6; float32 fields (mesh vertices) at 1e-6, and so
+the meshes' polygon normals: computed from the double vertices, they are as exact as those (1e-9 on real meshes),
+but a sliver polygon (nearly collinear hull vertices) turns last-bit differences of its vertices into ~1e-8.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def compare_models(ours: M.Model, ref: M.Model, skip=()) -> List[str]:
                 ok = err <= tol
             elif name in _REL:
                 ok = np.isclose(a, b, rtol=RTOL_MASS, atol=1e-12)
-            elif dt == np.float32:
+            elif dt == np.float32 or name == "mesh_polynormal":
                 ok = np.isclose(a, b, rtol=1e-6, atol=1e-6)
             else:
                 ok = np.isclose(a, b, rtol=1e-9, atol=ATOL_POS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rigidsim.loaders.mjcf import load_mjcf
@@ -76,3 +77,25 @@ def test_sweep_mesh_graph_structure(rel):
         assert head == head_ref
         assert [sorted(e) for e in edges] == [sorted(e) for e in edges_ref]
         assert sum(e != r for e, r in zip(edges, edges_ref)) <= 3
+
+
+_POLY_INT = ("mesh_polynum", "mesh_polyadr", "mesh_polyvertadr", "mesh_polyvertnum", "mesh_polyvert",
+             "mesh_polymapadr", "mesh_polymapnum", "mesh_polymap", "mesh_extrema")
+_POLY_SIZES = ("nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "npolygonmax")
+
+
+@pytest.mark.skipif(not FILES, reason="../shared/models is absent")
+@pytest.mark.parametrize("rel", [r for r in ("menagerie/franka_emika_panda/scene.xml",
+                                             "menagerie/franka_emika_panda/panda_nohand.xml") if r in FILES])
+def test_sweep_mesh_polygons(rel):
+    """The Panda's hull polygons, which its plane-mesh contacts use, are MuJoCo's: every polygon in MuJoCo's
+    order starting at MuJoCo's vertex, and the normals to round-off (the sweep allows sliver polygons 1e-6)."""
+    path = MODELS / rel
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    ours = load_mjcf(path)
+    assert ours.sizes["nmeshpoly"] > 1000
+    for s in _POLY_SIZES:
+        assert ours.sizes[s] == getattr(mjm, s), s
+    for f in _POLY_INT:
+        assert np.array_equal(ours.arrays[f], np.asarray(getattr(mjm, f)).reshape(ours.arrays[f].shape)), f
+    assert np.allclose(ours.mesh_polynormal, mjm.mesh_polynormal, rtol=0, atol=1e-12)

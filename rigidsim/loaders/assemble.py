@@ -81,11 +81,15 @@ def assemble(cp) -> M.Model:
     nmeshvert = sum(len(m.vert) for m in cp.meshes)
     nmeshface = sum(len(m.face) for m in cp.meshes)
     nmeshgraph = sum(len(m.graph) for m in cp.meshes if m.graph is not None)
+    nmeshpoly = sum(len(m.poly) for m in cp.meshes)
+    nmeshpolyvert = sum(len(p) for m in cp.meshes for p in m.poly)
     nhdata = sum(h.nrow * h.ncol for h in cp.hfields)
     tendons, wraps = _tendons(cp)
     nwrap = len(wraps)
     sizes = dict(nq=nq, nv=nv, nbody=nbody, njnt=len(joints), ngeom=len(geoms), nsite=len(sites),
                  nmesh=len(cp.meshes), nmeshvert=nmeshvert, nmeshface=nmeshface, nmeshgraph=nmeshgraph,
+                 nmeshpoly=nmeshpoly, nmeshpolyvert=nmeshpolyvert, nmeshpolymap=nmeshpolyvert,
+                 npolygonmax=max((len(p) for m in cp.meshes for p in m.poly), default=0),
                  nhfield=len(cp.hfields),
                  nhfielddata=nhdata, npair=len(sc.pairs), nexclude=len(sc.excludes), neq=len(sc.equalities),
                  ntendon=len(tendons), nwrap=nwrap, nu=len(sc.actuators), nkey=len(sc.keys), nmocap=nmocap)
@@ -336,14 +340,37 @@ def _geoms_sites(cp, m, bodies, geoms, sites):
 
 def _assets(cp, m):
     A = m.arrays
-    va = fa = ga = 0
+    va = fa = ga = pa = pva = 0
     for i, r in enumerate(cp.meshes):
         if r.graph is None:
             A["mesh_graphadr"][i] = -1
         else:
             A["mesh_graphadr"][i] = ga
             A["mesh_graph"][ga:ga + len(r.graph)] = r.graph
+            A["mesh_extrema"][i] = r.extrema
             ga += len(r.graph)
+        # polygons: vertex lists back to back; per mesh vertex, the polygons (mesh-local ids, ascending)
+        # holding it, back to back in vertex order: the map has one entry per polygon vertex, so a mesh's
+        # map starts where its polygons' vertices do
+        A["mesh_polyadr"][i] = pa
+        A["mesh_polynum"][i] = len(r.poly)
+        nv = len(r.vert)
+        ma = pva
+        for k, p in enumerate(r.poly):
+            A["mesh_polyvertadr"][pa + k] = pva
+            A["mesh_polyvertnum"][pa + k] = len(p)
+            A["mesh_polyvert"][pva:pva + len(p)] = p
+            pva += len(p)
+        A["mesh_polymapadr"][va:va + nv] = ma
+        if r.poly:
+            A["mesh_polynormal"][pa:pa + len(r.poly)] = r.polynormal
+            pv = np.concatenate([np.asarray(p, dtype=np.int64) for p in r.poly])
+            pid = np.repeat(np.arange(len(r.poly)), [len(p) for p in r.poly])
+            cnt = np.bincount(pv, minlength=nv)
+            A["mesh_polymapnum"][va:va + nv] = cnt
+            A["mesh_polymapadr"][va:va + nv] += np.concatenate([[0], np.cumsum(cnt)[:-1]])
+            A["mesh_polymap"][ma:pva] = pid[np.argsort(pv, kind="stable")]
+        pa += len(r.poly)
         A["mesh_vertadr"][i] = va
         A["mesh_vertnum"][i] = len(r.vert)
         A["mesh_faceadr"][i] = fa

@@ -8,7 +8,10 @@ own frame (origin at the centre of mass of the solid, or of the surface for
 ``shell``; axes along the principal axes), ``mesh_pos``/``mesh_quat`` holding
 that frame, vertices stored in it. The convex hull (scipy's qhull, as
 MuJoCo's) is only built where the compiled fields need it: ``convex``
-inertia and meshes given without faces.
+inertia, meshes given without faces and meshes that collide; with it come
+MuJoCo's hull polygons (`hull_polygons`: coplanar hull triangles joined, in
+MuJoCo's order) and the extreme hull vertices along 27 directions
+(`hull_extrema`).
 
 Height fields: inline ``elevation`` (row-major, nrow x ncol) or a blank
 ``nrow`` x ``ncol`` field, normalized to [0, 1] as MuJoCo does; PNG and
@@ -17,6 +20,8 @@ custom binary files are refused.
 
 from __future__ import annotations
 
+import math
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -107,10 +112,13 @@ def compile_mesh(rec, scene, compiler, needhull=False):
     inertia = int(getattr(rec, "inertia", LEGACY))
     v = vert.astype(np.float64)
     hull = graph = None
+    polys = []
     if face is None or inertia == CONVEX or needhull:
         graph, hull = convex_hull(v, fail, _maxhullvert(rec, fail))
-        if not righthand:  # left-handed scale: the hull's triangles are rewound with the mesh's faces
-            hull = np.ascontiguousarray(hull[:, [0, 2, 1]])
+        polys = hull_polygons(v, hull)  # from qhull's outward triangles, before any rewinding
+        if not righthand:  # left-handed scale: the hull's triangles are rewound with the mesh's faces,
+            hull = np.ascontiguousarray(hull[:, [0, 2, 1]])  # each polygon's loop reversed after its first
+            polys = [[p[0]] + p[:0:-1] for p in polys]
             graph[len(graph) - hull.size:] = hull.ravel()
     if face is None:
         face = hull
@@ -124,8 +132,11 @@ def compile_mesh(rec, scene, compiler, needhull=False):
     vc = v - np.asarray(pos)
     vm = vc @ rmat.T
     aamm = list(vm.min(0)) + list(vm.max(0))
-    return Rec(vert=vm.astype(np.float32), face=face, pos=list(pos), quat=list(quat), scale=scale,
-               aamm=[float(x) for x in aamm], volume=vol, boxsz=boxsz, graph=graph)
+    vert32 = vm.astype(np.float32)
+    extrema = hull_extrema(vert32, graph[2 + graph[0]:2 + 2 * graph[0]]) if graph is not None else None
+    return Rec(vert=vert32, face=face, pos=list(pos), quat=list(quat), scale=scale,
+               aamm=[float(x) for x in aamm], volume=vol, boxsz=boxsz, graph=graph,
+               poly=polys, polynormal=polygon_normals(vm, polys), extrema=extrema)
 
 
 def _maxhullvert(rec, fail):
@@ -429,3 +440,240 @@ def compile_hfield(rec, scene, compiler):
         data = data / (emax - emin)
     return Rec(size=list(rec.size), nrow=nrow, ncol=ncol, data=data.astype(np.float32))
 
+
+# ----------------------------------------------------------------------------- hull polygons
+# MuJoCo groups the hull's triangles by their normal's direction, in spherical angles rounded to
+# ANGLE_TOL, joins each group's triangles along shared edges into boundary loops and stores each
+# loop as a polygon (vertex ids in loop order). The groups live in a C++ hash map (libc++'s, which
+# the MuJoCo library carries) and are written in its iteration order, reproduced by `_HashOrder`.
+
+ANGLE_TOL = 0.01
+
+
+def _round_half_away(x):
+    return math.copysign(math.floor(abs(x) + 0.5), x)
+
+
+def _normal_key(p1, p2, p3):
+    """The rounded (azimuth, polar) angles of a triangle's normal, or None for a degenerate one."""
+    a0, a1, a2 = p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]
+    b0, b1, b2 = p3[0] - p1[0], p3[1] - p1[1], p3[2] - p1[2]
+    n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    ln = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    if ln < MINVAL:
+        return None
+    n0, n1, n2 = n0 / ln + 0.0, n1 / ln + 0.0, n2 / ln + 0.0
+    if abs(n2) > 1.0 - 1e-7:  # along z: the azimuth is undefined, use 0
+        return (0.0, _round_half_away(math.pi / ANGLE_TOL) if n2 < 0 else 0.0)
+    return (_round_half_away(math.atan2(n1, n0) / ANGLE_TOL), _round_half_away(math.acos(n2) / ANGLE_TOL))
+
+
+def _dbits(x):
+    """libc++'s std::hash<double>: the bit pattern, 0 for both zeros."""
+    return 0 if x == 0.0 else struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+_M64 = (1 << 64) - 1
+
+
+def _pair_hash(key):
+    """MuJoCo 4.0's hash of a (theta, phi) key: the second's std::hash folded into the first's, with the
+    golden-ratio constant and shifts of the common hash-combine recipe (64-bit wrap-around)."""
+    h = _dbits(key[0])
+    return h ^ ((_dbits(key[1]) + 0x9E3779B9 + ((h << 6) & _M64) + (h >> 2)) & _M64)
+
+
+def _next_prime(n):
+    if n <= 2:
+        return 2
+    n |= 1
+    while any(n % d == 0 for d in range(3, int(math.isqrt(n)) + 1, 2)):
+        n += 2
+    return n
+
+
+class _HashOrder:
+    """Iteration order of a libc++ ``std::unordered_map`` with unique keys, given the keys' hashes in
+    insertion order (max load factor 1): one singly linked list of nodes, each bucket remembering the
+    node before its first one; a node for an empty bucket goes to the list's front, otherwise to the
+    front of its bucket's run; growing re-buckets the list in order, moving nodes to existing runs."""
+
+    HEAD = -1
+
+    def __init__(self):
+        self.hash = []
+        self.next = {self.HEAD: None}
+        self.bucket = []
+
+    def _idx(self, h, bc):
+        return h & (bc - 1) if bc & (bc - 1) == 0 else h % bc
+
+    def _rehash(self, n):
+        n = 2 if n == 1 else (_next_prime(n) if n & (n - 1) else n)
+        if n <= len(self.bucket):
+            return
+        nxt, bk = self.next, [None] * n
+        self.bucket = bk
+        pp = self.HEAD
+        cp = nxt[pp]
+        if cp is None:
+            return
+        ph = self._idx(self.hash[cp], n)
+        bk[ph] = pp
+        pp, cp = cp, nxt[cp]
+        while cp is not None:
+            ch = self._idx(self.hash[cp], n)
+            if ch == ph:
+                pp = cp
+            elif bk[ch] is None:
+                bk[ch] = pp
+                pp, ph = cp, ch
+            else:
+                nxt[pp] = nxt[cp]
+                nxt[cp] = nxt[bk[ch]]
+                nxt[bk[ch]] = cp
+            cp = nxt[pp]
+
+    def insert(self, h):
+        nd = len(self.hash)
+        self.hash.append(h)
+        bc = len(self.bucket)
+        if nd + 1 > bc or bc == 0:
+            pow2 = bc > 2 and bc & (bc - 1) == 0
+            self._rehash(max(2 * bc + (not pow2), nd + 1))
+            bc = len(self.bucket)
+        c = self._idx(h, bc)
+        nxt, pn = self.next, self.bucket[c]
+        if pn is None:
+            nxt[nd] = nxt[self.HEAD]
+            nxt[self.HEAD] = nd
+            self.bucket[c] = self.HEAD
+            if nxt[nd] is not None:
+                self.bucket[self._idx(self.hash[nxt[nd]], bc)] = nd
+        else:
+            nxt[nd] = nxt[pn]
+            nxt[pn] = nd
+
+    def order(self):
+        out, cp = [], self.next[self.HEAD]
+        while cp is not None:
+            out.append(cp)
+            cp = self.next[cp]
+        return out
+
+
+class _Group:
+    """The triangles of one normal direction: directed boundary edges, each tagged with its island
+    (a connected patch; islands are renumbered densely when a triangle joins two of them)."""
+
+    def __init__(self, a, b, c):
+        self.edges = [(a, b), (b, c), (c, a)]
+        self.island = [0, 0, 0]
+        self.nisland = 1
+
+    def _merge(self, i1, i2):
+        lo, hi = min(i1, i2), max(i1, i2)
+        self.island[:] = [lo if k == hi else (k - 1 if k > hi else k) for k in self.island]
+        return lo
+
+    def add(self, a, b, c):
+        edges, isl = self.edges, self.island
+        island = -1
+        new = []
+        for u, w in ((a, b), (b, c), (c, a)):
+            try:
+                i = edges.index((w, u))  # the opposite edge is on the boundary: the triangle attaches there
+            except ValueError:
+                new.append((u, w))
+                continue
+            k = isl[i]
+            del edges[i], isl[i]
+            if island == -1:
+                island = k
+            elif k != island:
+                self.nisland -= 1
+                island = self._merge(island, k)
+        if island == -1:
+            island = self.nisland
+            self.nisland += 1
+        for e in new:
+            edges.append(e)
+            isl.append(island)
+
+    def loops(self):
+        edges, isl = self.edges, self.island
+        out = []
+        for i in range(self.nisland):
+            j = next((j for j in range(len(edges)) if isl[j] == i), None)
+            if j is None:
+                continue
+            path = [edges[j][0], edges[j][1]]
+            cur = path[-1]
+            for _ in range(len(edges)):
+                # the loop is followed from the first matching edge after the list's first one
+                k = next((k for k in range(1, len(edges)) if isl[k] == i and edges[k][0] == cur), None)
+                if k is None:
+                    continue
+                cur = edges[k][1]
+                if cur == path[0]:
+                    out.append(path)
+                    break
+                path.append(cur)
+        return out
+
+
+def hull_polygons(v, faces):
+    """MuJoCo's polygons of a hull: ``v`` (n, 3) the vertices in the mesh's original frame (before
+    refpos/refquat/scale: the rounded angles are taken there), ``faces`` qhull's outward hull triangles
+    (mesh vertex ids, as the graph holds them for a right-handed scale). Returns the polygons (lists of
+    vertex ids, at least 3) in MuJoCo's order.
+
+    Each group (one rounded normal) collects the directed boundary edges of its triangles: a triangle
+    that has the reverse of a boundary edge is glued there (that edge leaves the boundary), its other
+    edges are appended. A group's loops are walked from each island's first edge, always taking the
+    first boundary edge out of the current vertex; a walk that does not close is dropped."""
+    vl = v.tolist()
+    groups, keys = {}, []
+    order = _HashOrder()
+    for a, b, c in faces.tolist():
+        key = _normal_key(vl[a], vl[b], vl[c])
+        if key is None:
+            continue
+        g = groups.get(key)
+        if g is None:
+            groups[key] = _Group(a, b, c)
+            keys.append(key)
+            order.insert(_pair_hash(key))
+        else:
+            g.add(a, b, c)
+    return [p for k in order.order() for p in groups[keys[k]].loops() if len(p) >= 3]
+
+
+def polygon_normals(v, polys):
+    """Unit normal of each polygon by Newell's method over its whole outline (``v`` in the mesh frame);
+    (1, 0, 0) for a degenerate one."""
+    out = np.zeros((len(polys), 3))
+    if not polys:
+        return out
+    cnt = np.array([len(p) for p in polys])
+    idx = np.concatenate(polys)
+    start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    nxt = np.arange(len(idx)) + 1
+    nxt[start + cnt - 1] = start  # each vertex to the next one around its polygon
+    a, b = v[idx], v[idx[nxt]]
+    terms = np.stack([(a[:, 1] - b[:, 1]) * (a[:, 2] + b[:, 2]), (a[:, 2] - b[:, 2]) * (a[:, 0] + b[:, 0]),
+                      (a[:, 0] - b[:, 0]) * (a[:, 1] + b[:, 1])], 1)
+    n = np.add.reduceat(terms, start, axis=0)
+    ln = np.sqrt(n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1] + n[:, 2] * n[:, 2])
+    ok = ln >= EPS
+    return np.where(ok[:, None], n / np.where(ok, ln, 1.0)[:, None], [1.0, 0.0, 0.0])
+
+
+def hull_extrema(vert, gid):
+    """Per direction (cx, cy, cz) in {-1, 0, 1}^3 (x slowest), the hull-local id of the first hull vertex
+    farthest along it, in float32 as MuJoCo computes it from the stored vertices."""
+    p = vert[gid].astype(np.float32)
+    d = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)],
+                 dtype=np.float32)
+    dots = (p[:, 0:1] * d[:, 0] + p[:, 1:2] * d[:, 1]) + p[:, 2:3] * d[:, 2]  # (nhull, 27), float32
+    return np.argmax(dots, axis=0).astype(np.int32)
