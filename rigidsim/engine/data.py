@@ -262,6 +262,9 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
             gcol_i[g, L.GEOM_VERTADR] = model.mesh_vertadr[mesh]
             gcol_i[g, L.GEOM_VERTNUM] = model.mesh_vertnum[mesh]
             gcol_i[g, L.GEOM_GRAPHADR] = model.mesh_graphadr[mesh]
+            gcol_i[g, L.GEOM_POLYADR] = model.mesh_polyadr[mesh]
+            gcol_i[g, L.GEOM_POLYNUM] = model.mesh_polynum[mesh]
+            gcol_i[g, L.GEOM_EXTREMA] = mesh
     gcol_i[:ngeom, L.GEOM_HFIELDID] = np.where(np.asarray(model.geom_type) == M.GEOM_HFIELD, model.geom_dataid, -1)
     nhf = model.nhfield
     hfield_f = np.zeros((_rows(nhf), L.NHFIELD_F), f)
@@ -276,6 +279,21 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     mesh_vert[:model.nmeshvert] = np.asarray(model.mesh_vert, np.float64)
     mesh_graph = np.zeros((_rows(model.nmeshgraph), 1), i32)
     mesh_graph[:model.nmeshgraph, 0] = model.mesh_graph
+    nvert, npoly = model.nmeshvert, model.nmeshpoly
+    mesh_vert_i = np.zeros((_rows(nvert), L.NMVERT_I), i32)
+    mesh_vert_i[:nvert, L.MVERT_POLYMAPADR] = model.mesh_polymapadr
+    mesh_vert_i[:nvert, L.MVERT_POLYMAPNUM] = model.mesh_polymapnum
+    mesh_poly_f = np.zeros((_rows(npoly), L.NMPOLY_F), f)
+    mesh_poly_f[:npoly, L.MPOLY_NORMAL:L.MPOLY_NORMAL + 3] = model.mesh_polynormal
+    mesh_poly_i = np.zeros((_rows(npoly), L.NMPOLY_I), i32)
+    mesh_poly_i[:npoly, L.MPOLY_VERTADR] = model.mesh_polyvertadr
+    mesh_poly_i[:npoly, L.MPOLY_VERTNUM] = model.mesh_polyvertnum
+    mesh_polyvert = np.zeros((_rows(model.nmeshpolyvert), 1), i32)
+    mesh_polyvert[:model.nmeshpolyvert, 0] = model.mesh_polyvert
+    mesh_polymap = np.zeros((_rows(model.nmeshpolymap), 1), i32)
+    mesh_polymap[:model.nmeshpolymap, 0] = model.mesh_polymap
+    mesh_extrema = np.zeros((_rows(model.nmesh), 27), i32)
+    mesh_extrema[:model.nmesh] = np.asarray(model.mesh_extrema).reshape(model.nmesh, 27)
     if npair:
         pair_i[:npair, L.PAIR_SWEPT] = gcol_i[pairs[:, 0], L.GEOM_SAP] & gcol_i[pairs[:, 1], L.GEOM_SAP]
 
@@ -313,7 +331,9 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
                ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f, gcol_i=gcol_i, pair_f=pair_f,
-               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, hfield_f=hfield_f, hfield_i=hfield_i,
+               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, mesh_vert_i=mesh_vert_i,
+               mesh_poly_f=mesh_poly_f, mesh_poly_i=mesh_poly_i, mesh_polyvert=mesh_polyvert,
+               mesh_polymap=mesh_polymap, mesh_extrema=mesh_extrema, hfield_f=hfield_f, hfield_i=hfield_i,
                hfield_data=hfield_data, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
@@ -391,6 +411,8 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[s
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
+                nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
+                nmeshpolymap=model.nmeshpolymap,
                 **pair_sizes(model, r))
 
 

@@ -84,7 +84,19 @@ GEOM_SAP = 3  # 1: the geom takes part in sweep-and-prune (a bounding sphere); 0
 # (-1: no graph); -1 / 0 / -1 for other geoms
 GEOM_VERTADR, GEOM_VERTNUM, GEOM_GRAPHADR = 4, 5, 6
 GEOM_HFIELDID = 7  # a height-field geom's hfield (row of hfield_f / hfield_i), -1 for other geoms
-NGCOL_I = 8
+GEOM_POLYADR, GEOM_POLYNUM, GEOM_EXTREMA = 8, 9, 10  # a mesh geom's first polygon, polygon count, its mesh id
+NGCOL_I = 11
+
+# ----------------------------------------------------------------------------- model: mesh polygons
+# MuJoCo's mesh polygons (mesh_poly*): per polygon its normal (mesh frame), first vertex slot in mesh_polyvert
+# and vertex count; per mesh vertex its polygons' slots in mesh_polymap; mesh_extrema: per mesh 27 extreme
+# vertex ids (hill-climbing seeds)
+MPOLY_NORMAL = 0
+NMPOLY_F = 3
+MPOLY_VERTADR, MPOLY_VERTNUM = 0, 1
+NMPOLY_I = 2
+MVERT_POLYMAPADR, MVERT_POLYMAPNUM = 0, 1
+NMVERT_I = 2
 
 # ----------------------------------------------------------------------------- model: height fields
 HFIELD_SIZE = 0  # hfield_size: x and y half-extents, top elevation, base depth
@@ -247,6 +259,9 @@ MODEL_ARRAYS = (
     ("pair_f", "npair", NPAIR_F, "f"), ("pair_i", "npair", NPAIR_I, "i"),
     # mesh vertices in the mesh's frame (MuJoCo's float32 values, widened) and the convex-hull graphs
     ("mesh_vert", "nmeshvert", 3, "f"), ("mesh_graph", "nmeshgraph", 1, "i"),
+    ("mesh_vert_i", "nmeshvert", NMVERT_I, "i"), ("mesh_poly_f", "nmeshpoly", NMPOLY_F, "f"),
+    ("mesh_poly_i", "nmeshpoly", NMPOLY_I, "i"), ("mesh_polyvert", "nmeshpolyvert", 1, "i"),
+    ("mesh_polymap", "nmeshpolymap", 1, "i"), ("mesh_extrema", "nmesh", 27, "i"),
     # height fields: sizes, grids, and the elevation samples (MuJoCo's float32 values in [0, 1], widened)
     ("hfield_f", "nhfield", NHFIELD_F, "f"), ("hfield_i", "nhfield", NHFIELD_I, "i"),
     ("hfield_data", "nhfielddata", 1, "f"),
