@@ -4,8 +4,12 @@ MuJoCo 4.0.0 computes them.
 Mesh data (model group `m`): ``m.mesh_vert[row, 0:3]`` are MuJoCo's float32 vertices widened to float64, in
 the mesh frame (= the geom frame); ``m.mesh_graph[k, 0]`` is MuJoCo's convex-hull graph, per mesh: numvert,
 numface, vert_edgeadr[numvert], vert_globalid[numvert], edge_localid[numvert + 3 numface] (each vertex's
-neighbours, in local ids, ended by -1), face_globalid[3 numface] (the hull's triangles, counter-clockwise
-about their outward normals). Per geom: ``m.gcol_i[g, GEOM_VERTADR / GEOM_VERTNUM / GEOM_GRAPHADR]``.
+neighbours, in local ids, ended by -1), face_globalid[3 numface]. MuJoCo's hull polygons (coplanar hull
+triangles merged): ``m.mesh_poly_f[p, MPOLY_NORMAL:+3]`` the outward unit normal of global polygon p,
+``m.mesh_poly_i[p, MPOLY_VERTADR / MPOLY_VERTNUM]`` its vertex loop in ``m.mesh_polyvert[k, 0]`` (mesh-local
+vertex ids, counter-clockwise about the normal); ``m.mesh_vert_i[row, MVERT_POLYMAPADR / MVERT_POLYMAPNUM]``
+the polygons of vertex row `row` in ``m.mesh_polymap[k, 0]`` (mesh-local polygon ids). Per geom:
+``m.gcol_i[g, GEOM_VERTADR / GEOM_VERTNUM / GEOM_GRAPHADR / GEOM_POLYADR / GEOM_POLYNUM]``.
 
 Support (`mesh_support`, MuJoCo's ccd support for a mesh): the vertex with the largest dot product with a
 direction given in the mesh frame. A mesh without a graph, or with fewer than 10 vertices
@@ -13,38 +17,33 @@ direction given in the mesh frame. A mesh without a graph, or with fewer than 10
 hull graph from a warm-start vertex (the hull's first one without), moving to a better neighbour while
 one exists, scanning the rest of the current vertex's list after a move, as MuJoCo does.
 
-Plane-mesh, as MuJoCo 4.0.0 does it. This differs from the 3.x sources (their graph-neighbourhood
-contacts, maxplanemesh = 3 and the spread filter are gone); it was found by experiment against the
-installed library and agrees with it vertex for vertex:
+Plane-mesh, as MuJoCo 4.0.0 does it (its 3.x graph-neighbourhood contacts, maxplanemesh = 3 and the spread
+filter are gone):
 
 1. the support vertex s along the plane's inward normal; no contact when it lies beyond the margin,
    else the first contact (at s, moved half its distance back along the normal);
-2. the hull polygon at s whose outward normal is best aligned with that direction;
-3. its vertices in counter-clockwise order from s; a polygon of more than four is first pruned to a
-   quadrilateral of large area with s as its first corner (the other three corners start at the next three
-   vertices and move forward while the area grows: the last corner, then the third, then the second,
-   repeated until the last corner stops);
-4. a contact at each other vertex (in that order) that lies within the margin of the plane and below the
+2. among MuJoCo's polygons at s (its polygon map, in that order), the one whose normal has the largest dot
+   product with that direction (the first of equals);
+3. its vertex loop from s; a polygon of more than four is first pruned to a quadrilateral of large area
+   with s as its first corner (the other three corners start at the next three vertices and move forward
+   while the area grows: the last corner, then the third, then the second, repeated until the last corner
+   stops);
+4. a contact at each other corner (in that order) that lies within the margin of the plane and below the
    mesh centre along the inward normal (a positive dot product with the mesh-frame direction).
 
-So a pair gives at most four contacts. MuJoCo keeps the hull's polygons (coplanar hull triangles merged) in
-model arrays the engine does not receive; here the polygon is rebuilt from the hull graph: the triangles at
-s give the best-aligned outward normal, and the polygon is walked along hull edges that lie in that plane
-(within an angle of about 1e-3 rad), each step taking the neighbour that leaves all others on its left.
-This is MuJoCo's polygon whenever MuJoCo's is a planar face of the hull. MuJoCo instead groups triangles by
-their normal angles rounded to 0.01 rad in the mesh's original frame, so on finely tessellated curved
-meshes it can merge nearly coplanar triangles into one polygon where this walk finds a triangle (and then
-the contacts differ).
+So a pair gives at most four contacts; a mesh without polygons gives the first one only.
 
-Quadrants notes: runtime loops only (no unrolling over vertices or faces); one `put` for the first contact
-and one in the loop over the others.
+Quadrants notes: runtime loops only (no unrolling over vertices or polygons); one `put` for the first
+contact and one in the loop over the others.
 """
 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
-from rigidsim.engine.layout import GEOM_GRAPHADR, GEOM_VERTADR, GEOM_VERTNUM
+from rigidsim.engine.layout import (GEOM_GRAPHADR, GEOM_POLYADR, GEOM_POLYNUM, GEOM_VERTADR, GEOM_VERTNUM,
+                                    MPOLY_NORMAL, MPOLY_VERTADR, MPOLY_VERTNUM, MVERT_POLYMAPADR,
+                                    MVERT_POLYMAPNUM)
 
 
 @ti.func
@@ -106,26 +105,9 @@ def mesh_support(m: ti.template(), g, ldir, warm):
 
 
 @ti.func
-def _facet_next(m: ti.template(), vadr, gadr, numvert, cl, nrm):
-    """The hull-graph neighbour (local id) of local vertex `cl` that follows it on the hull polygon with
-    outward normal `nrm` (counter-clockwise about it): of the neighbours in the polygon's plane (edge within
-    about 1e-3 rad of it), the one that leaves all others on its left; -1 when there is none."""
-    gid = gadr + 2 + numvert
-    eid = gadr + 2 + 2 * numvert
-    c = mesh_vertex(m, vadr + m.mesh_graph[gid + cl, 0])
-    nxt = -1
-    bvec = sm.zero3()
-    i = m.mesh_graph[gadr + 2 + cl, 0]
-    xl = m.mesh_graph[eid + i, 0]
-    while xl >= 0:
-        e = mesh_vertex(m, vadr + m.mesh_graph[gid + xl, 0]) - c
-        if ti.abs(_vdot(nrm, e)) <= 1e-3 * ti.sqrt(_vdot(e, e)):
-            if nxt < 0 or _vdot(sm.cross3(bvec, e), nrm) < 0:
-                nxt = xl
-                bvec = e
-        i += 1
-        xl = m.mesh_graph[eid + i, 0]
-    return nxt
+def _poly_vertex(m: ti.template(), vadr, pva, n, i):
+    """Vertex i (taken modulo n) of the polygon whose n vertex ids start at slot pva of m.mesh_polyvert."""
+    return mesh_vertex(m, vadr + m.mesh_polyvert[pva + i % n, 0])
 
 
 @ti.func
@@ -141,8 +123,7 @@ def plane_mesh(m: ti.template(), d: ti.template(), b, n0, cap, pos1, mat1, size1
     normal = ti.Vector([mat1[2], mat1[5], mat1[8]])
     ldir = sm.rot_vec_mat_t(-normal, mat2)
     vadr = m.gcol_i[g2, GEOM_VERTADR]
-    gadr = m.gcol_i[g2, GEOM_GRAPHADR]
-    meshindex, s = mesh_support(m, g2, ldir, -1)
+    _, s = mesh_support(m, g2, ldir, -1)
     sv = mesh_vertex(m, vadr + s)
     r = sm.rot_vec_mat(sv, mat2) + pos2
     dist = sm.dot3(normal, r - pos1)
@@ -150,110 +131,79 @@ def plane_mesh(m: ti.template(), d: ti.template(), b, n0, cap, pos1, mat1, size1
     if dist <= margin:
         put(d, b, n0, cap, dist, r + normal * (-0.5 * dist), normal, sm.zero3())
         count = 1
-    if count == 1 and gadr >= 0:
-        numvert = m.mesh_graph[gadr, 0]
-        numface = m.mesh_graph[gadr + 1, 0]
-        gid = gadr + 2 + numvert
-        fadr = gadr + 2 + 3 * numvert + 3 * numface  # face_globalid
-        # s's local id in the graph (the exhaustive search gives the vertex index)
-        sl = meshindex
-        if m.gcol_i[g2, GEOM_VERTNUM] < 10:
-            sl = -1
-            for j in range(numvert):
-                if m.mesh_graph[gid + j, 0] == s:
-                    sl = j
-        # the outward normal, among the hull triangles at s, best aligned with ldir
-        nrm = sm.zero3()
+    if count == 1 and m.gcol_i[g2, GEOM_POLYNUM] > 0:
+        padr = m.gcol_i[g2, GEOM_POLYADR]
+        # the polygon at s (polymap: mesh-local polygon ids) whose normal is best aligned with ldir
+        ma = m.mesh_vert_i[vadr + s, MVERT_POLYMAPADR]
+        poly = -1
         best = -2.0
-        for f in range(numface):
-            i0 = m.mesh_graph[fadr + 3 * f, 0]
-            i1 = m.mesh_graph[fadr + 3 * f + 1, 0]
-            i2 = m.mesh_graph[fadr + 3 * f + 2, 0]
-            if i0 == s or i1 == s or i2 == s:
-                v0 = mesh_vertex(m, vadr + i0)
-                fn = sm.cross3(mesh_vertex(m, vadr + i1) - v0, mesh_vertex(m, vadr + i2) - v0)
-                fl = fn.norm()
-                if fl > 0:
-                    fn = fn / fl
-                    al = _vdot(fn, ldir)
-                    if al > best:
-                        best = al
-                        nrm = fn
-        # the polygon's vertex count, walking from s
-        k = 0
-        if sl >= 0 and best > -2.0:
-            k = 1
-            cl = _facet_next(m, vadr, gadr, numvert, sl, nrm)
-            while cl >= 0 and cl != sl and k <= numvert:
-                k += 1
-                cl = _facet_next(m, vadr, gadr, numvert, cl, nrm)
-            if cl != sl:  # not a closed walk (should not occur on a hull): the first contact only
-                k = 1
-        # candidates: the other vertices, or the three other corners of the pruned quadrilateral
-        qb = -1
-        qc = -1
-        qd = -1
-        if k > 4:
-            qb = _facet_next(m, vadr, gadr, numvert, sl, nrm)
-            qc = _facet_next(m, vadr, gadr, numvert, qb, nrm)
-            qd = _facet_next(m, vadr, gadr, numvert, qc, nrm)
-            pa = sv
-            pb = mesh_vertex(m, vadr + m.mesh_graph[gid + qb, 0])
-            pc = mesh_vertex(m, vadr + m.mesh_graph[gid + qc, 0])
-            pd = mesh_vertex(m, vadr + m.mesh_graph[gid + qd, 0])
-            area = _quad_area(pa, pb, pc, pd)
+        for j in range(m.mesh_vert_i[vadr + s, MVERT_POLYMAPNUM]):
+            p = padr + m.mesh_polymap[ma + j, 0]
+            al = _vdot(ti.Vector([m.mesh_poly_f[p, MPOLY_NORMAL + k] for k in ti.static(range(3))]), ldir)
+            if al > best:
+                best = al
+                poly = p
+        n = 0
+        pva = 0
+        a = 0
+        if poly >= 0:
+            pva = m.mesh_poly_i[poly, MPOLY_VERTADR]
+            n = m.mesh_poly_i[poly, MPOLY_VERTNUM]
+            for i in range(n):  # s's place in the loop (each vertex appears once)
+                if m.mesh_polyvert[pva + i, 0] == s:
+                    a = i
+        # corners after s: all other vertices, or the three others of a large-area quadrilateral
+        qb = a + 1
+        qc = a + 2
+        qd = a + 3
+        if n > 4:
+            pb = _poly_vertex(m, vadr, pva, n, qb)
+            pc = _poly_vertex(m, vadr, pva, n, qc)
+            pd = _poly_vertex(m, vadr, pva, n, qd)
+            area = _quad_area(sv, pb, pc, pd)
             grow_d = 1
             while grow_d:
-                nd = _facet_next(m, vadr, gadr, numvert, qd, nrm)
-                pn = mesh_vertex(m, vadr + m.mesh_graph[gid + nd, 0])
-                an = _quad_area(pa, pb, pc, pn)
+                pn = _poly_vertex(m, vadr, pva, n, qd + 1)
+                an = _quad_area(sv, pb, pc, pn)
                 if an <= area:
                     grow_d = 0
                 else:
                     area = an
-                    qd = nd
+                    qd += 1
                     pd = pn
                     grow = 1
                     while grow:
-                        nc = _facet_next(m, vadr, gadr, numvert, qc, nrm)
-                        pn = mesh_vertex(m, vadr + m.mesh_graph[gid + nc, 0])
-                        an = _quad_area(pa, pb, pn, pd)
+                        pn = _poly_vertex(m, vadr, pva, n, qc + 1)
+                        an = _quad_area(sv, pb, pn, pd)
                         if an <= area:
                             grow = 0
                         else:
                             area = an
-                            qc = nc
+                            qc += 1
                             pc = pn
                     grow = 1
                     while grow:
-                        nb = _facet_next(m, vadr, gadr, numvert, qb, nrm)
-                        pn = mesh_vertex(m, vadr + m.mesh_graph[gid + nb, 0])
-                        an = _quad_area(pa, pn, pc, pd)
+                        pn = _poly_vertex(m, vadr, pva, n, qb + 1)
+                        an = _quad_area(sv, pn, pc, pd)
                         if an <= area:
                             grow = 0
                         else:
                             area = an
-                            qb = nb
+                            qb += 1
                             pb = pn
-        ncand = k - 1
-        if k > 4:
-            ncand = 3
-        cl = sl
+        ncand = ti.min(n, 4) - 1
         for j in range(ncand):
-            if k > 4:
-                cl = qb
+            ci = a + 1 + j
+            if n > 4:
+                ci = qb
                 if j == 1:
-                    cl = qc
+                    ci = qc
                 elif j == 2:
-                    cl = qd
-            else:
-                cl = _facet_next(m, vadr, gadr, numvert, cl, nrm)
-            gv = m.mesh_graph[gid + cl, 0]
-            if gv != s:
-                v = mesh_vertex(m, vadr + gv)
-                p = sm.rot_vec_mat(v, mat2) + pos2
-                dv = sm.dot3(normal, p - pos1)
-                if dv <= margin and _vdot(ldir, v) > 0:
-                    put(d, b, n0 + count, cap, dv, p + normal * (-0.5 * dv), normal, sm.zero3())
-                    count += 1
+                    ci = qd
+            v = _poly_vertex(m, vadr, pva, n, ci)
+            pw = sm.rot_vec_mat(v, mat2) + pos2
+            dv = sm.dot3(normal, pw - pos1)
+            if dv <= margin and _vdot(ldir, v) > 0:
+                put(d, b, n0 + count, cap, dv, pw + normal * (-0.5 * dv), normal, sm.zero3())
+                count += 1
     return count
