@@ -393,13 +393,15 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[st
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
     overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex or
     height-field pairs)."""
-    from rigidsim.engine.collision.gjk import scratch_size
-
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
     pairs, explicit = CP.collision_pairs(model, r)
     tab = CPRM.pair_table(model, pairs, explicit)
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
-    nccdf, nccdi = scratch_size(model.opt.ccd_iterations) if {"convex", "hfield"} & set(tab["collider"]) else (0, 0)
+    nccdf, nccdi = 0, 0
+    if {"convex", "hfield"} & set(tab["collider"]):  # GJK/EPA's scratch (imported only then: it is kernel code)
+        from rigidsim.engine.collision.gjk import scratch_size
+
+        nccdf, nccdi = scratch_size(model.opt.ccd_iterations)
     return dict(npair=len(pairs), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
 
 

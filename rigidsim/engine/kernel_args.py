@@ -8,7 +8,7 @@ between marker comments and rendered here from the tables, so a new array is one
     # >>> generated: groups             `_model(...)` and `_data(opt_i, ...)` over the same names
     # <<< generated                     ends either region
 
-``python -m rigidsim.engine.kernel_args`` rewrites kernels.py in place; tests/test_kernel_args.py fails
+``python -m rigidsim.engine.kernel_args`` rewrites kernels.py (and collision/kernel.py) in place; tests/test_kernel_args.py fails
 while the file is out of date.
 """
 
@@ -21,6 +21,8 @@ from pathlib import Path
 from rigidsim.engine import layout as L
 
 KERNELS = Path(__file__).resolve().parent / "kernels.py"
+# every file with generated regions
+FILES = (KERNELS, Path(__file__).resolve().parent / "collision" / "kernel.py")
 WIDTH = 116
 _REGION = re.compile(r"^(?P<indent>[ \t]*)# >>> generated: (?P<kind>\w+)\n(?P<body>.*?)^[ \t]*# <<< generated\n",
                      re.M | re.S)
@@ -63,13 +65,14 @@ def render(text: str) -> str:
 
 
 def main() -> int:
-    old = KERNELS.read_text()
-    new = render(old)
-    if new != old:
-        KERNELS.write_text(new)
-        print(f"rewrote {KERNELS}")
-    else:
-        print(f"{KERNELS} is up to date")
+    for path in FILES:
+        old = path.read_text()
+        new = render(old)
+        if new != old:
+            path.write_text(new)
+            print(f"rewrote {path}")
+        else:
+            print(f"{path} is up to date")
     return 0
 
 

@@ -63,7 +63,7 @@ class Simulator:
         self._r = pair_options  # the resolved options (collision pairs, contact capacity), or None: defaults
         mp = D.put_model(model, self.dtype, pair_options)
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
-        from rigidsim.engine.collision.driver import kinds_of
+        from rigidsim.engine.collision.params import kinds_of
 
         # the colliders this scene's pairs use: the collision kernel is compiled with those alone
         self._kinds = kinds_of(mp["pair_i"][:self.npair, L.PAIR_COLLIDER])
@@ -140,8 +140,13 @@ class Simulator:
 
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
-        self._k.collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax, self._kinds)
+        self._collide_launch()
         self._check_contacts()
+
+    def _collide_launch(self) -> None:
+        from rigidsim.engine.collision.kernel import collision_kernel  # only scenes with contacts load it
+
+        collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax, self._kinds)
 
     def _check_contacts(self, step: int = 0) -> None:
         """SimulationError when an env found more contacts than the buffer holds, or more broadphase pairs

@@ -30,22 +30,13 @@ from rigidsim.engine.layout import (
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
                   sorted(BUILT - {"convex", "hfield", "plane_mesh"}, key=COLLIDER_ID.get))
 CONVEX = COLLIDER_ID["convex"]
-
-
-def kinds_of(collider_ids) -> int:
-    """The collider ids (nonzero) a pair table uses as a bit mask (bit k: collider k): `collision`'s
-    compile-time `kinds` (an int, so the kernel cache can key on it)."""
-    mask = 0
-    for c in collider_ids:
-        if int(c) != 0:
-            mask |= 1 << int(c)
-    return mask
+HFIELD = COLLIDER_ID["hfield"]
+PLANE_MESH = COLLIDER_ID["plane_mesh"]
 
 
 def _uses(kinds: int, collider: int) -> bool:
+    """Whether the compile-time mask `kinds` includes `collider`."""
     return bool((kinds >> collider) & 1)
-HFIELD = COLLIDER_ID["hfield"]
-PLANE_MESH = COLLIDER_ID["plane_mesh"]
 
 
 @ti.func
@@ -77,7 +68,7 @@ def _prune(m: ti.template(), d: ti.template(), b, n, k, cap):
 @ti.func
 def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
     """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i.
-    `kinds`: the collider ids the model's pair table uses (a bit mask, see `kinds_of`); only those
+    `kinds`: the collider ids the model's pair table uses (a bit mask, see `params.kinds_of`); only those
     colliders are compiled in, so a scene of capsules on a plane does not carry GJK/EPA or box-box code."""
     n = 0
     nb = 0

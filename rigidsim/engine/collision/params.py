@@ -159,3 +159,13 @@ def unbuilt(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str
             label = "/".join((names[g] if g < len(names) and names[g] else f"#{g}") for g in (a, b))
             out.setdefault(kind, []).append(label)
     return out
+
+
+def kinds_of(collider_ids) -> int:
+    """The collider ids (nonzero) a pair table uses as a bit mask (bit k: collider k): the collision kernel's
+    compile-time `kinds` (an int, so the kernel cache can key on it)."""
+    mask = 0
+    for c in collider_ids:
+        if int(c) != 0:
+            mask |= 1 << int(c)
+    return mask
