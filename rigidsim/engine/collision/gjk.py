@@ -71,13 +71,14 @@ _P3_MISSING_ORIGIN, _P3_ORIGIN_ON_FACE, _P4_MISSING_ORIGIN = 7, 8, 10
 # floats, per env: a height-field prism (6 vertices, bottom triangle then top triangle, written by the
 # height-field collider before each `ccd` with type HFIELD), the GJK simplex (4 vertices), the polytope
 # vertices (5 + N), then per face its origin
-# projection and squared distance (6N faces). A vertex is 10 floats: the Minkowski-difference point, then its
-# points on geom 1 and on geom 2, then which vertex of geom 2 it came from (a box's corner, else -1; EPA of
-# two discrete shapes stops at a repeated one).
+# projection and squared distance (6N faces), then the multi-contact region (`multicontact`, MC_SIZE). A
+# vertex is 11 floats: the Minkowski-difference point, then its points on geom 1 and on geom 2, then which
+# feature of geom 2 and of geom 1 it came from (`support_index`: a box's corner, a cylinder's cap, else -1;
+# EPA of two discrete shapes stops at a repeated corner of geom 2).
 # ints, per env: per face its 3 vertices, 3 neighbours and map slot (6N x 7), the face map (6N), the
 # horizon (faces and edges), the horizon search stack (6N).
 # The regions whose size depends on the iteration limit N come last, at offsets computed from N.
-NV = 10
+NV = 11
 F_PRISM = 0
 F_SIMPLEX = F_PRISM + 18
 F_VERTS = F_SIMPLEX + 4 * NV
@@ -87,11 +88,20 @@ I_HZN = 0
 I_FACE = 2 * HORIZON_MAX
 
 
+MC_SIZE = 432  # multi-contact scratch (see `multicontact`)
+
+
 def scratch_size(ccd_iterations: int):
-    """(floats, ints) per env that `convex` and the height-field collider need in ``d.ccd_f`` and ``d.ccd_i``
-    for this iteration limit."""
+    """(floats, ints) per env that `convex`, the multi-contact and the height-field colliders need in
+    ``d.ccd_f`` and ``d.ccd_i`` for this iteration limit."""
     n = int(ccd_iterations)
-    return F_VERTS + NV * (5 + n) + NFACE_F * 6 * n, I_FACE + NFACE_I * 6 * n + 6 * n + 6 * n
+    return F_VERTS + NV * (5 + n) + NFACE_F * 6 * n + MC_SIZE, I_FACE + NFACE_I * 6 * n + 6 * n + 6 * n
+
+
+@ti.func
+def mc_f(nit):
+    """Offset of the multi-contact floats for iteration limit nit."""
+    return F_VERTS + NV * (5 + nit) + NFACE_F * 6 * nit
 
 
 @ti.func
@@ -153,11 +163,12 @@ def _set3(d: ti.template(), b, c, v):
 
 
 @ti.func
-def _set_vertex(d: ti.template(), b, c, v, v1, v2, corner):
+def _set_vertex(d: ti.template(), b, c, v, v1, v2, corner, index1):
     _set3(d, b, c, v)
     _set3(d, b, c + 3, v1)
     _set3(d, b, c + 6, v2)
     d.ccd_f[b, c + 9] = corner
+    d.ccd_f[b, c + 10] = index1
 
 
 @ti.func
@@ -248,14 +259,24 @@ def _minkowski(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dire
     v2 = support(t2, p2, m2, s2, opposite)
     if g2 > 0.0:
         v2 = v2 + opposite * (0.5 * g2)
-    corner = -1.0  # geom 2's support vertex: a box's corner (bit k: the positive end along local axis k)
-    if t2 == BOX:
-        loc = sm.rot_vec_mat_t(opposite, m2)
-        corner = 0.0
+    return v1 - v2, v1, v2, support_index(t2, m2, s2, opposite), support_index(t1, m1, s1, direction)
+
+
+@ti.func
+def support_index(gtype, mat, size, direction):
+    """Which feature the support point along `direction` is on: a box's corner (bit k: the positive end
+    along local axis k), a cylinder's cap (0 the top, +z; 1 the bottom), -1 for other shapes."""
+    res = -1.0
+    if gtype == BOX:
+        loc = sm.rot_vec_mat_t(direction, mat)
+        res = 0.0
         for k in ti.static(range(3)):
-            if loc[k] >= 0.0 and s2[k] > 0.0:
-                corner += float(1 << k)
-    return v1 - v2, v1, v2, corner
+            if loc[k] >= 0.0 and size[k] > 0.0:
+                res += float(1 << k)
+    elif gtype == CYLINDER:
+        loc = sm.rot_vec_mat_t(direction, mat)
+        res = 1.0 if loc[2] < 0.0 else 0.0
+    return res
 
 
 # ------------------------------------------------------------------------------------------ GJK
@@ -523,8 +544,8 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
     state = 0  # 0: running; 1: stopped with a simplex; 2: apart (no witness points); 3: tetrahedron
     while k < kmax:
         dneg = x_k * (1.0 / x_norm)
-        s_k, a1, a2, corner = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
-        _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2, corner)
+        s_k, a1, a2, corner, ix1 = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+        _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2, corner, ix1)
         lower = sm.dot3(x_k, s_k)
         if lower > 0.0:
             separated = 1
@@ -591,7 +612,7 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
             dist = x_norm
             if separated == 0 and x_norm >= MINVAL:
                 dneg = x_k * (1.0 / x_norm)
-                w, _w1, _w2, _c = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+                w, _w1, _w2, _c, _i = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
                 if sm.dot3(x_k, w) > 0.0:
                     separated = 1
         nx = 1
@@ -771,8 +792,8 @@ def _epa_support(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, di
     dr = ti.Vector([1.0, 0.0, 0.0])
     if dnorm > MINVAL:
         dr = ti.Vector([direction[0] / dnorm, direction[1] / dnorm, direction[2] / dnorm])
-    v, v1, v2, corner = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dr, dr * -1.0)
-    _set_vertex(d, b, F_VERTS + vi * NV, v, v1, v2, corner)
+    v, v1, v2, corner, ix1 = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dr, dr * -1.0)
+    _set_vertex(d, b, F_VERTS + vi * NV, v, v1, v2, corner, ix1)
     return v
 
 
@@ -1103,6 +1124,8 @@ def _epa(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nvert
         x2 = lam[0] * _get3(d, b, ia + 6) + lam[1] * _get3(d, b, ib + 6) + lam[2] * _get3(d, b, ic + 6)
         dist = -ti.sqrt(d.ccd_f[b, ff + 3])
         found = 1
+        for c in range(3):  # the final face, for the multi-contact: the simplex slots are free now
+            _copy_vertex(d, b, F_SIMPLEX + c * NV, F_VERTS + d.ccd_i[b, fb + c] * NV)
     return found, dist, x1, x2
 
 
@@ -1121,11 +1144,15 @@ def _inflate(x1, x2, dist, r1, r2):
 
 
 @ti.func
-def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, tol, nit):
+def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, tol, nit, multi):
     """Signed distance of the two geoms, each grown by half the margin, and its witness points (mjc_ccd for
-    one contact): returns (dist, x1, x2, nx); dist < 0 with nx = 1 is an overlap, anything else is none
-    (apart, or an overlap EPA could not resolve). GJK starts from pos1 and pos2 (the centres). Geom 1 may
-    be the scratch prism (type HFIELD, `pos1` its centre, `mat1`, `size1` unused)."""
+    one contact): returns (dist, x1, x2, nx, nfeat); dist < 0 with nx = 1 is an overlap, anything else is
+    none (apart, or an overlap EPA could not resolve). GJK starts from pos1 and pos2 (the centres). Geom 1
+    may be the scratch prism (type HFIELD, `pos1` its centre, `mat1`, `size1` unused).
+    With `multi` = 1, an overlap also leaves for `multicontact` the vertices it came from in the simplex
+    slots of the scratch row: nfeat of them (3: EPA's final face; 1 to 3: the last GJK simplex of the cores
+    when the radii and half margins put back make the overlap, whose amounts r1, r2 go to the first two
+    floats of the multi-contact region); nfeat = 0 otherwise."""
     discrete = 0
     if (margin == 0.0 and (type1 == BOX or type1 == MESH or type1 == HFIELD)
             and (type2 == BOX or type2 == MESH or type2 == HFIELD)):
@@ -1136,6 +1163,7 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
     x1 = pos1
     x2 = pos2
     nx = 0
+    nfeat = 0
     stage = 1  # 0: distance of the cores first; 1: the full shapes, then EPA
     if core1 == 1 or core2 == 1 or margin > 0.0:
         stage = 0
@@ -1166,6 +1194,10 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
                 x1, x2, dist = _inflate(x1, x2, dist, r1, r2)
                 if dist > 0.0:
                     dist = BIG
+                elif multi == 1 and dist < 0.0 and nx > 0:
+                    nfeat = nsimplex
+                    d.ccd_f[b, mc_f(nit)] = r1
+                    d.ccd_f[b, mc_f(nit) + 1] = r2
                 stage = 2
         elif dist <= tol and nsimplex > 1 and separated == 0:
             dist = 0.0
@@ -1174,8 +1206,12 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
             if err == 0:
                 nx, dist, x1, x2 = _epa(d, b, nit, type1, pos1, mat1, s1, g1, type2, pos2, mat2, s2, g2, nverts,
                                         nfaces, center, tol, discrete)
+                if multi == 1 and nx > 0:
+                    nfeat = 3
+                    d.ccd_f[b, mc_f(nit)] = 0.0
+                    d.ccd_f[b, mc_f(nit) + 1] = 0.0
         stage += 1
-    return dist, x1, x2, nx
+    return dist, x1, x2, nx, nfeat
 
 
 @ti.func
@@ -1184,8 +1220,8 @@ def convex(d: ti.template(), b, n0, cap, type1, pos1, mat1, size1, type2, pos2, 
     """mjc_Convex for a pair with a sphere or an ellipsoid (one contact): GJK, then EPA when the shapes
     overlap deeper than the tolerance. Geoms of MuJoCo types sphere, capsule, ellipsoid, cylinder, box;
     scratch rows ``d.ccd_f[b]`` and ``d.ccd_i[b]`` (see `scratch_size`). Returns the number of contacts."""
-    dist, x1, x2, nx = ccd(d, b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, ccd_tolerance,
-                           ccd_iterations)
+    dist, x1, x2, nx, _nf = ccd(d, b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, ccd_tolerance,
+                                ccd_iterations, 0)
     n = 0
     if dist < 0.0 and nx > 0:
         put(d, b, n0, cap, margin + dist, (x1 + x2) * 0.5, _normalize(x1 - x2), sm.zero3())
