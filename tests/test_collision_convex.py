@@ -25,7 +25,7 @@ from tests.mjref import mujoco
 from rigidsim.engine.lang import ti
 from rigidsim.engine.kernels import _Flat, _Group
 from rigidsim.engine.layout import NDCON, CON_DIST, CON_FRAME, CON_POS
-from rigidsim.engine.collision import gjk
+from rigidsim.engine.collision import gjk, support
 
 ND = ti.types.ndarray()
 TOL = 1e-6
@@ -69,7 +69,7 @@ def run_convex(types, pos1, mat1, size1, pos2, mat2, size2, margin, tol, iters):
     """Our collider on rows of numpy inputs: per row a list of (dist, pos, normal, tangent)."""
     geo = np.ascontiguousarray(np.concatenate([pos1, mat1, size1, pos2, mat2, size2], axis=1), np.float64)
     n = geo.shape[0]
-    nf, ni = gjk.scratch_size(iters)
+    nf, ni = support.scratch_size(iters)
     out = np.zeros(n * CAP * NDCON)
     count = np.zeros(n, np.int32)
     ccd_f = np.zeros(n * nf)

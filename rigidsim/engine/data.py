@@ -399,7 +399,7 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[st
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
     nccdf, nccdi = 0, 0
     if {"convex", "convex_multi", "hfield"} & set(tab["collider"]):  # GJK/EPA's scratch (imported only then: it is kernel code)
-        from rigidsim.engine.collision.gjk import scratch_size
+        from rigidsim.engine.collision.support import scratch_size
 
         nccdf, nccdi = scratch_size(model.opt.ccd_iterations)
     return dict(npair=len(pairs), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)

@@ -5,7 +5,12 @@
 - `broadphase`: which candidate pairs reach a collider this step (bounding spheres with margin and gap).
 - `primitive`: analytic plane, sphere, capsule and cylinder pairs (engine_collision_primitive.c).
 - `box`: sphere-box, capsule-box and box-box (engine_collision_box.c).
+- `support`, `gjk`, `epa`: native GJK/EPA for convex pairs (the shapes' support functions and the scratch
+  layout; the distance and overlap search and the collider `convex`; the penetration polytope).
+- `multicontact`: the extra contacts of convex pairs without a sphere or ellipsoid (not built yet).
+- `mesh`: plane-mesh. `hfield`: height fields (prisms through GJK/EPA; `gjk_pair` serves both).
 - `driver`: per env, every candidate pair through the broadphase to its collider; the contact rows.
+- `kernel`: the collision kernel, compiled with the colliders a scene's pairs use.
 
 A collider is a ti.func ``(d, b, n0, cap, pos1, mat1, size1, pos2, mat2, size2, margin) -> count``: it
 writes its contacts to rows ``n0 ..`` of env ``b``'s contact buffer with `contact.put` (rows at or past

@@ -28,8 +28,8 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
-from rigidsim.engine.collision.gjk import (CAPSULE, F_PRISM, HFIELD, _get3, _normalize, ccd, mc_f,
-                                           prism_center, support)
+from rigidsim.engine.collision.gjk import ccd
+from rigidsim.engine.collision.support import CAPSULE, F_PRISM, HFIELD, _get3, _normalize, mc_f, prism_center, support
 from rigidsim.engine.collision.multicontact import MC_OUT, multicontact
 from rigidsim.engine.layout import GEOM_HFIELDID, HFIELD_ADR, HFIELD_NCOL, HFIELD_NROW, HFIELD_SIZE
 
@@ -187,6 +187,6 @@ def hfield(m: ti.template(), d: ti.template(), b, n0, cap, g1, pos1, mat1, type2
            margin, ccd_tolerance, ccd_iterations):
     """Contacts of height-field geom g1 (world pose pos1, mat1) with a sphere, capsule, ellipsoid, cylinder or
     box (MuJoCo type2, pos2, mat2, size2, bounding radius rbound2), in rows n0.. of env b; returns how many
-    (at most 50). Uses the scratch rows ``d.ccd_f[b]``, ``d.ccd_i[b]`` (`gjk.scratch_size`)."""
+    (at most 50). Uses the scratch rows ``d.ccd_f[b]``, ``d.ccd_i[b]`` (`support.scratch_size`)."""
     return gjk_pair(m, d, b, n0, cap, 1, g1, HFIELD, pos1, mat1, size2, type2, pos2, mat2, size2, rbound2, margin,
                     ccd_tolerance, ccd_iterations, 0, False)

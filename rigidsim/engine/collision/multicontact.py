@@ -28,7 +28,7 @@ Scratch: the multi-contact region of ``d.ccd_f[b]`` at `gjk.mc_f(nit)` (`gjk.MC_
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.collision.gjk import BOX, CAPSULE, CYLINDER, F_SIMPLEX, NV, _get3, _normalize, _set3, mc_f
+from rigidsim.engine.collision.support import BOX, CAPSULE, CYLINDER, F_SIMPLEX, NV, _get3, _normalize, _set3, mc_f
 
 FACE_TOL = 0.996
 EDGE_TOL = 0.0888
