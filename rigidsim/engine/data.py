@@ -323,7 +323,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_JACROW] = jacrow
     opt_i[L.OPT_SAP] = int((pair_options or {}).get("broadphase_traversal", "sap") == "sap")
     opt_i[L.OPT_CCDITER] = opt.ccd_iterations
-    sizes = array_sizes(model, pair_options)
+    sizes = array_sizes(model, pair_options, tab)
     assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates
@@ -388,42 +388,44 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
     overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex or
-    height-field pairs)."""
+    height-field pairs). `tab`: the candidate pairs' `params.pair_table` when the caller has it already."""
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
-    pairs, explicit = CP.collision_pairs(model, r)
-    tab = CPRM.pair_table(model, pairs, explicit)
+    if tab is None:
+        tab = CPRM.pair_table(model, *CP.collision_pairs(model, r))
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
     nccdf, nccdi = 0, 0
-    if {"convex", "convex_multi", "hfield"} & set(tab["collider"]):  # GJK/EPA's scratch (imported only then: it is kernel code)
-        from rigidsim.engine.collision.support import scratch_size
+    if {"convex", "convex_multi", "hfield"} & set(tab["collider"]):  # GJK/EPA's scratch (imported only then:
+        from rigidsim.engine.collision.support import scratch_size  # it is kernel code)
 
         nccdf, nccdi = scratch_size(model.opt.ccd_iterations)
-    return dict(npair=len(pairs), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
+    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
 
 
-def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
     """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
     rk (RK4's stage storage per env), nrow (rows of ten / ten_J: tendons, moment rows, scratch) and nconmax
-    (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`."""
+    (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`
+    (`tab`: their pair table, when the caller has it)."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
                 nmeshpolymap=model.nmeshpolymap,
-                **pair_sizes(model, r))
+                **pair_sizes(model, r, tab))
 
 
-def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:
+def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None,
+              sizes: Optional[Mapping[str, int]] = None) -> Dict[str, np.ndarray]:
     """Zeroed batched Data arrays as `layout.DATA_ARRAYS` lists them, keyed by the kernels' argument names:
     [B] for one value per env, [B, rows] for one column, else [B, rows, columns]; `r`: the resolved options
-    (the contact capacity)."""
+    (the contact capacity), or `sizes`: their `array_sizes`, computed once by the caller."""
     B = int(n_envs)
-    sizes = array_sizes(model, r)
+    sizes = array_sizes(model, r) if sizes is None else sizes
     out = {}
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is None:

@@ -62,6 +62,7 @@ class Simulator:
         self.dtype = np.float64 if precision == 64 else np.float32
         self._r = pair_options  # the resolved options (collision pairs, contact capacity), or None: defaults
         mp = D.put_model(model, self.dtype, pair_options)
+        self._sizes = D.array_sizes(model, pair_options)  # once: reset() allocates from it
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
         from rigidsim.engine.collision.params import kinds_of
 
@@ -107,7 +108,7 @@ class Simulator:
     def reset(self, qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None) -> None:
         """Set the state of every env (each argument broadcast to [B, ...]); time = 0."""
         m = self.model
-        d = D.make_data(m, self.n_envs, self.dtype, self._r)
+        d = D.make_data(m, self.n_envs, self.dtype, sizes=self._sizes)
         self.nconmax = d["contact"].shape[1] if m.nbody and self.npair else 0
         d["qpos"] = self._bcast(m.qpos0 if qpos is None else qpos, m.nq)
         d["qvel"] = self._bcast(0.0 if qvel is None else qvel, m.nv)
@@ -176,11 +177,9 @@ class Simulator:
         geom 0 to geom 1)."""
         h = self._d if self.backend == "cpu" else self._host_data()
         count = np.minimum(np.asarray(h["ncon"]).reshape(-1), self.nconmax).astype(np.int64)
-        rows = [(b, k) for b in range(self.n_envs) for k in range(int(count[b]))]
-        bi = np.array([r[0] for r in rows], np.int64)
-        ki = np.array([r[1] for r in rows], np.int64)
-        c = h["contact"].reshape(self.n_envs, -1, L.NDCON)[bi, ki] if rows else np.zeros((0, L.NDCON), self.dtype)
-        ci = h["contact_i"].reshape(self.n_envs, -1, L.NDCON_I)[bi, ki] if rows else np.zeros((0, L.NDCON_I), np.int32)
+        rows = np.arange(max(self.nconmax, 1))[None, :] < count[:, None]  # [B, rows]: env by env, in order
+        c = h["contact"].reshape(self.n_envs, -1, L.NDCON)[rows]
+        ci = h["contact_i"].reshape(self.n_envs, -1, L.NDCON_I)[rows]
         return {"count": count, "geom": ci[:, L.CON_GEOM1:L.CON_GEOM2 + 1].copy(), "pair": ci[:, L.CON_PAIR].copy(),
                 "dist": c[:, L.CON_DIST].copy(), "pos": c[:, L.CON_POS:L.CON_POS + 3].copy(),
                 "frame": c[:, L.CON_FRAME:L.CON_FRAME + 9].reshape(-1, 3, 3).copy()}

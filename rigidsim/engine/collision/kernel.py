@@ -11,6 +11,12 @@ from rigidsim.engine.kernels import ND, _data, _model
 from rigidsim.engine.smooth import kinematics
 
 
+@ti.func
+def _collide_env(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
+    kinematics(m, d, b, True)
+    collision(m, d, b, cap, kinds)
+
+
 @kernel
 def collision_kernel(
     # >>> generated: signature
@@ -33,18 +39,7 @@ def collision_kernel(
     for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
-            kinematics(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
-                       mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema,
-                       hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i),
-                # <<< generated
-                b, True)
-            collision(
+            _collide_env(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
                        act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
