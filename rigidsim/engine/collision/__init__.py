@@ -7,8 +7,11 @@
 - `box`: sphere-box, capsule-box and box-box (engine_collision_box.c).
 - `support`, `gjk`, `epa`: native GJK/EPA for convex pairs (the shapes' support functions and the scratch
   layout; the distance and overlap search and the collider `convex`; the penetration polytope).
-- `multicontact`: the extra contacts of convex pairs without a sphere or ellipsoid (not built yet).
-- `mesh`: plane-mesh. `hfield`: height fields (prisms through GJK/EPA; `gjk_pair` serves both).
+- `multicontact`, `polygon_clip`: MuJoCo 4.0.0's extra contacts of convex pairs and mesh pairs without a
+  sphere or ellipsoid (the touching faces and edges, one clipped by the other).
+- `mesh`: plane-mesh, the mesh support GJK/EPA uses for a mesh against a convex geom or a mesh, and what the
+  multi-contact reads of a mesh (its polygons at a vertex, edge or face; the edges leaving a vertex).
+  `hfield`: height fields (prisms through GJK/EPA; `gjk_pair` serves them, convex and mesh pairs).
 - `driver`: per env, every candidate pair through the broadphase to its collider; the contact rows.
 - `kernel`: the collision kernel, compiled with the colliders a scene's pairs use.
 

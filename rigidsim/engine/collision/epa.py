@@ -474,10 +474,12 @@ def _epa(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, nvert
             if k == 0 and upper < lower - epa_tol:
                 face = -1
             break
-        if discrete == 1:  # a support vertex met before (the same box corner; geom 1, a prism, has none): stop
+        if discrete == 1:  # a support vertex met before (the same box corner or mesh vertex of geom 2 and of
+            # geom 1; a prism's feature is always -1): stop
             repeated = 0
             for i in range(nverts - 1):
-                if d.ccd_f[b, F_VERTS + i * NV + 9] == d.ccd_f[b, F_VERTS + wi * NV + 9]:
+                if (d.ccd_f[b, F_VERTS + i * NV + 9] == d.ccd_f[b, F_VERTS + wi * NV + 9]
+                        and d.ccd_f[b, F_VERTS + i * NV + 10] == d.ccd_f[b, F_VERTS + wi * NV + 10]):
                     repeated = 1
             if repeated == 1:
                 break

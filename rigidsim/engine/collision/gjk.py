@@ -6,7 +6,9 @@ of an overlap. This module follows that pipeline step by step, with the same tol
 limits (``opt.ccd_tolerance``, ``opt.ccd_iterations``), the same branch decisions and the same operation
 order, so that float64 contacts agree with mj_collision's.
 
-Support functions: sphere, capsule, ellipsoid, cylinder and box (MuJoCo's geom_size meanings). The pair's
+Support functions: sphere, capsule, ellipsoid, cylinder and box (MuJoCo's geom_size meanings); a mesh
+(`mesh.ccd_mesh_support`) when the data group carries the model's mesh arrays (`mesh.with_meshes`; the
+caller starts each pair's searches with `support.begin_mesh`). The pair's
 margin inflates each shape by half of it along the support direction. When a sphere or capsule is involved,
 or the margin is positive, GJK first measures the distance between the cores: the shapes without margin,
 a sphere shrunk to its centre and a capsule to its segment. When the cores are apart by more than the
@@ -25,8 +27,9 @@ rebuilds the hexahedron (or a tetrahedron) when the apex line misses the triangl
 vertices as centre, falls back to a segment through the origin, and tolerates faces within the
 tolerance of the origin; EPA drops a first step whose bound is below the lower one by the tolerance, and
 stops when this step's upper bound (not the best so far) is within the tolerance of the lower bound;
-coincident start points start GJK along +x. Not reproduced: 4.0.0's hexahedron around a segment
-(polytope2), which differs in rare shallow contacts.
+coincident start points start GJK along +x; in the core-distance stage (no margin) a sphere's point and a
+capsule's segment count as discrete shapes, like a box, a mesh or a prism. Not reproduced: 4.0.0's
+hexahedron around a segment (polytope2), which differs in rare shallow contacts.
 
 A contact, when the (margin-inflated) shapes overlap: witness points x1 on geom 1 and x2 on geom 2; its
 position is their midpoint, its normal is x1 - x2 normalized (from geom 1 to geom 2), its distance is the
@@ -43,11 +46,11 @@ up to 6 * ccd_iterations faces). Nothing is read before it is written in the sam
 Height fields: `collision.hfield` cuts the field into triangular prisms and runs `ccd` on each, geom 1 of
 type HFIELD being the prism whose 6 vertices it writes to the scratch row (`prism_support`: the best of
 the bottom or top triangle's vertices, by the sign of the direction's z; `prism_center`). A prism and a
-box without margin are discrete shapes: GJK runs without tolerance and EPA stops on a repeated support
-vertex (the box corner, which each vertex records).
+box or a mesh without margin are discrete shapes: GJK runs without tolerance and EPA stops on a repeated
+pair of support features (the box corner or mesh vertex of each geom, which each vertex records).
 
-This slice: one contact per pair (no multi-contact perturbation, no mesh support, no plane-convex). Geom
-type numbers are MuJoCo's.
+This module: one contact per pair (the multi-contact is `multicontact`; plane-mesh is `mesh`). Geom type
+numbers are MuJoCo's.
 """
 
 
@@ -58,7 +61,7 @@ from rigidsim.engine.collision.contact import put
 from rigidsim.engine.collision.epa import _epa, _polytope
 from rigidsim.engine.collision.support import (
     BIG, BOX, CAPSULE, F_SIMPLEX, HFIELD, MESH, MINVAL2, NV, SPHERE, _agree, _area_coords, _copy_vertex, _det3, _get3,
-    _minkowski, _normalize, _project_origin_plane, _set_vertex, mc_f,
+    _minkowski, _normalize, _project_origin_plane, _set_vertex,
 )
 from rigidsim.engine.layout import MINVAL
 
@@ -349,14 +352,16 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
     may be the scratch prism (type HFIELD, `pos1` its centre, `mat1`, `size1` unused).
     With `multi` = 1, an overlap also leaves for `multicontact` the vertices it came from in the simplex
     slots of the scratch row: nfeat of them (3: EPA's final face; 1 to 3: the last GJK simplex of the cores
-    when the radii and half margins put back make the overlap, whose amounts r1, r2 go to the first two
-    floats of the multi-contact region); nfeat = 0 otherwise."""
+    when the radii and half margins put back make the overlap); nfeat = 0 otherwise."""
     discrete = 0
     if (margin == 0.0 and (type1 == BOX or type1 == MESH or type1 == HFIELD)
             and (type2 == BOX or type2 == MESH or type2 == HFIELD)):
         discrete = 1
     core1 = 1 if (type1 == SPHERE or type1 == CAPSULE) else 0
     core2 = 1 if (type2 == SPHERE or type2 == CAPSULE) else 0
+    # the cores have no margin, and a point or a segment is discrete too (MuJoCo 4.0.0)
+    discrete_core = 1 if ((core1 == 1 or type1 == BOX or type1 == MESH or type1 == HFIELD)
+                          and (core2 == 1 or type2 == BOX or type2 == MESH or type2 == HFIELD)) else 0
     dist = 0.0
     x1 = pos1
     x2 = pos2
@@ -386,7 +391,8 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
         x1 = pos1
         x2 = pos2
         dist, x1, x2, nsimplex, separated, nx = _gjk(d, b, type1, pos1, mat1, s1, g1, type2, pos2, mat2, s2, g2,
-                                                     x1, x2, r1 + r2, tol, nit, discrete)
+                                                     x1, x2, r1 + r2, tol, nit,
+                                                     discrete_core if stage == 0 else discrete)
         if stage == 0:
             if dist > tol:  # shallow: put the radii back; done
                 x1, x2, dist = _inflate(x1, x2, dist, r1, r2)
@@ -394,8 +400,6 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
                     dist = BIG
                 elif multi == 1 and dist < 0.0 and nx > 0:
                     nfeat = nsimplex
-                    d.ccd_f[b, mc_f(nit)] = r1
-                    d.ccd_f[b, mc_f(nit) + 1] = r2
                 stage = 2
         elif dist <= tol and nsimplex > 1 and separated == 0:
             dist = 0.0
@@ -406,8 +410,6 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
                                         nfaces, center, tol, discrete)
                 if multi == 1 and nx > 0:
                     nfeat = 3
-                    d.ccd_f[b, mc_f(nit)] = 0.0
-                    d.ccd_f[b, mc_f(nit) + 1] = 0.0
         stage += 1
     return dist, x1, x2, nx, nfeat
 
@@ -416,8 +418,9 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
 def convex(d: ti.template(), b, n0, cap, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin,
            ccd_tolerance, ccd_iterations):
     """mjc_Convex for a pair with a sphere or an ellipsoid (one contact): GJK, then EPA when the shapes
-    overlap deeper than the tolerance. Geoms of MuJoCo types sphere, capsule, ellipsoid, cylinder, box;
-    scratch rows ``d.ccd_f[b]`` and ``d.ccd_i[b]`` (see `support.scratch_size`). Returns the number of contacts."""
+    overlap deeper than the tolerance. Geoms of MuJoCo types sphere, capsule, ellipsoid, cylinder, box (and
+    mesh, with `mesh.with_meshes` and `support.begin_mesh`); scratch rows ``d.ccd_f[b]`` and ``d.ccd_i[b]``
+    (see `support.scratch_size`). Returns the number of contacts."""
     dist, x1, x2, nx, _nf = ccd(d, b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, ccd_tolerance,
                                 ccd_iterations, 0)
     n = 0

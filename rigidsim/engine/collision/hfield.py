@@ -29,7 +29,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
 from rigidsim.engine.collision.gjk import ccd
-from rigidsim.engine.collision.support import CAPSULE, F_PRISM, HFIELD, _get3, _normalize, mc_f, prism_center, support
+from rigidsim.engine.collision.mesh import with_meshes
+from rigidsim.engine.collision.support import (CAPSULE, F_PRISM, HFIELD, _get3, _normalize, begin_mesh, mc_f,
+                                               prism_center, support)
 from rigidsim.engine.collision.multicontact import MC_OUT, multicontact
 from rigidsim.engine.layout import GEOM_HFIELDID, HFIELD_ADR, HFIELD_NCOL, HFIELD_NROW, HFIELD_SIZE
 
@@ -64,14 +66,19 @@ def _add_vertex(m: ti.template(), d: ti.template(), b, adr, ncol, r, c, i, dx, d
 
 
 @ti.func
-def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1, mat1, size1, type2, pos2, mat2,
-             size2, rbound2, margin, ccd_tolerance, ccd_iterations, multi, with_multi: ti.template()):
+def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1, mat1, size1, g2, type2, pos2,
+             mat2, size2, rbound2, margin, ccd_tolerance, ccd_iterations, multi, with_multi: ti.template(),
+             with_mesh: ti.template()):
     """The two GJK/EPA colliders with one `gjk.ccd` between them (its code is large: one copy in the
     kernel): hf = 0, `gjk.convex` (geom types type1, type2; one contact); hf = 1, the height-field geom g1
     against a geom of type2 (size2, bounding radius rbound2), as the module docstring says (at most 50
-    contacts). With multi = 1 (hf = 0), `multicontact`'s extra contacts of a convex pair (up to 4; 2 with a
-    capsule), compiled in only when `with_multi` (a compile-time flag: the scene has such pairs). Contacts go
-    to rows n0.. of env b; returns how many."""
+    contacts). With multi = 1 (hf = 0), `multicontact`'s extra contacts of a convex or mesh pair (up to 4; 2
+    with a capsule), compiled in only when `with_multi` (a compile-time flag: the scene has such pairs). Mesh geoms
+    (g1, g2: the geoms) are supported only when `with_mesh` (compile time: the scene has mesh pairs for
+    GJK/EPA); their searches start afresh for each pair. Contacts go to rows n0.. of env b; returns how
+    many."""
+    if ti.static(with_mesh):
+        begin_mesh(d, b, g1, g2)
     n = 0
     lpos = pos2  # geom 2 in the frame of the GJK run: the world's, or the field's
     lmat = mat2
@@ -153,22 +160,28 @@ def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1
         else:
             active = 0
         if test == 1:
-            dist, x1, x2, nx, nfeat = ccd(d, b, t1, p1, mat1, size1, type2, lpos, lmat, size2, margin,
-                                          ccd_tolerance, ccd_iterations, multi)
+            # (`ccd` reads the mesh arrays beside the data group when the scene has mesh pairs)
+            dist, x1, x2, nx, nfeat = ccd(with_meshes(m, d, with_mesh), b, t1, p1, mat1, size1, type2, lpos, lmat,
+                                          size2, margin, ccd_tolerance, ccd_iterations, multi)
             nmc = 0
             if ti.static(with_multi):
                 if multi == 1 and nfeat > 0 and dist < 0.0 and nx > 0:
                     maxcon = 2 if (type1 == CAPSULE or type2 == CAPSULE) else 4
-                    nmc = multicontact(d, b, ccd_iterations, t1, p1, mat1, size1, type2, lpos, lmat, size2, x1,
-                                       x2, nfeat, maxcon)
+                    nmc = multicontact(with_meshes(m, d, with_mesh), b, ccd_iterations, t1, p1, mat1, size1, type2,
+                                       lpos, lmat, size2, x1, x2, nfeat, maxcon, margin)
             if nmc > 0:
                 base = mc_f(ccd_iterations) + MC_OUT
-                for k in range(nmc):
-                    o = base + 7 * k
-                    w1 = _get3(d, b, o + 1)
-                    w2 = _get3(d, b, o + 4)
-                    put(d, b, n0 + n, cap, margin + d.ccd_f[b, o], (w1 + w2) * 0.5, _normalize(w1 - w2), sm.zero3())
-                    n += 1
+                dmin = d.ccd_f[b, base]
+                for k in range(1, nmc):
+                    dmin = ti.min(dmin, d.ccd_f[b, base + 7 * k])
+                if dmin < 0.0:  # MuJoCo keeps them all when the least distance is negative, none otherwise
+                    for k in range(nmc):
+                        o = base + 7 * k
+                        w1 = _get3(d, b, o + 1)
+                        w2 = _get3(d, b, o + 4)
+                        put(d, b, n0 + n, cap, margin + d.ccd_f[b, o], (w1 + w2) * 0.5, _normalize(w1 - w2),
+                            sm.zero3())
+                        n += 1
             elif dist < 0.0 and nx > 0:
                 cpos = (x1 + x2) * 0.5
                 cnrm = _normalize(x1 - x2)
@@ -188,5 +201,5 @@ def hfield(m: ti.template(), d: ti.template(), b, n0, cap, g1, pos1, mat1, type2
     """Contacts of height-field geom g1 (world pose pos1, mat1) with a sphere, capsule, ellipsoid, cylinder or
     box (MuJoCo type2, pos2, mat2, size2, bounding radius rbound2), in rows n0.. of env b; returns how many
     (at most 50). Uses the scratch rows ``d.ccd_f[b]``, ``d.ccd_i[b]`` (`support.scratch_size`)."""
-    return gjk_pair(m, d, b, n0, cap, 1, g1, HFIELD, pos1, mat1, size2, type2, pos2, mat2, size2, rbound2, margin,
-                    ccd_tolerance, ccd_iterations, 0, False)
+    return gjk_pair(m, d, b, n0, cap, 1, g1, HFIELD, pos1, mat1, size2, -1, type2, pos2, mat2, size2, rbound2,
+                    margin, ccd_tolerance, ccd_iterations, 0, False, False)

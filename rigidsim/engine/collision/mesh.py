@@ -1,5 +1,5 @@
-"""Mesh geoms: MuJoCo's mesh support point and its plane-mesh collider (mjc_PlaneConvex for a mesh geom), as
-MuJoCo 4.0.0 computes them.
+"""Mesh geoms: MuJoCo's mesh support points (the plane-mesh collider's and GJK/EPA's) and its plane-mesh
+collider (mjc_PlaneConvex for a mesh geom), as MuJoCo 4.0.0 computes them.
 
 Mesh data (model group `m`): ``m.mesh_vert[row, 0:3]`` are MuJoCo's float32 vertices widened to float64, in
 the mesh frame (= the geom frame); ``m.mesh_graph[k, 0]`` is MuJoCo's convex-hull graph, per mesh: numvert,
@@ -16,6 +16,15 @@ direction given in the mesh frame. A mesh without a graph, or with fewer than 10
 (mjMESH_HILLCLIMB_MIN), is searched exhaustively (the first maximum wins); otherwise the search climbs the
 hull graph from a warm-start vertex (the hull's first one without), moving to a better neighbour while
 one exists, scanning the rest of the current vertex's list after a move, as MuJoCo does.
+
+GJK/EPA's support (`ccd_mesh_support`, for a mesh against a convex geom or a mesh: the driver's 'mesh'
+collider) searches the same way but remembers each pair's last result: it starts the exhaustive search at the
+last returned vertex, and the climb at a precomputed extreme vertex of the direction's coarse cell
+(``m.mesh_extrema``) or at the last climb's end; see its docstring. It reads the model group through the
+data group (`with_meshes`), so that `gjk.ccd` keeps its arguments; only scenes with such pairs compile it.
+
+The multi-contact (`multicontact`) reads a mesh through `mesh_feature_faces`, `mesh_feature_normal`,
+`mesh_vertex_edge`, `mesh_polygon` and `mesh_point` (end of this module).
 
 Plane-mesh, as MuJoCo 4.0.0 does it (its 3.x graph-neighbourhood contacts, maxplanemesh = 3 and the spread
 filter are gone):
@@ -41,9 +50,13 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
-from rigidsim.engine.layout import (GEOM_GRAPHADR, GEOM_POLYADR, GEOM_POLYNUM, GEOM_VERTADR, GEOM_VERTNUM,
-                                    MPOLY_NORMAL, MPOLY_VERTADR, MPOLY_VERTNUM, MVERT_POLYMAPADR,
+from rigidsim.engine.layout import (GEOM_EXTREMA, GEOM_GRAPHADR, GEOM_POLYADR, GEOM_POLYNUM, GEOM_VERTADR,
+                                    GEOM_VERTNUM, MPOLY_NORMAL, MPOLY_VERTADR, MPOLY_VERTNUM, MVERT_POLYMAPADR,
                                     MVERT_POLYMAPNUM)
+
+HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: meshes with fewer vertices (or no hull graph) are searched exhaustively
+FLT_MAX = 3.4028234663852886e38
+EXTREMA_CUT = 0.4  # a direction component beyond +-0.4 picks the +-1 cell of the 3x3x3 seed grid
 
 
 @ti.func
@@ -102,6 +115,101 @@ def mesh_support(m: ti.template(), g, ldir, warm):
         meshindex = ib
         vert = m.mesh_graph[gid + ib, 0]
     return meshindex, vert
+
+
+class _WithMeshes:
+    """A data group with the model group beside it, as attribute `meshes` (see `with_meshes`)."""
+
+    def __init__(self, d, m):
+        self.__dict__.update(vars(d))
+        self.meshes = m
+
+
+def with_meshes(m, d, on: bool = True):
+    """(Compile time, Python) the data group `d` with the model group `m` reachable as ``.meshes`` (`d`
+    itself when not `on`): what the GJK/EPA support functions read a mesh geom's vertices and hull graph
+    from. Groups without it (scenes without mesh pairs, the collider tests) compile no mesh code
+    (`has_meshes`)."""
+    return _WithMeshes(d, m) if on else d
+
+
+def has_meshes(d) -> bool:
+    """(Compile time) whether the data group carries the model's mesh arrays (`with_meshes`)."""
+    return hasattr(d, "meshes")
+
+
+@ti.func
+def _climb_vertex(m: ti.template(), vadr, gid, loc):
+    """The vertex (row vadr + m.mesh_graph[gid + loc]) of hull-graph local id `loc`."""
+    return mesh_vertex(m, vadr + m.mesh_graph[gid + loc, 0])
+
+
+@ti.func
+def ccd_mesh_support(m: ti.template(), d: ti.template(), b, slot, pos, mat, direction):
+    """MuJoCo 4.0.0's GJK/EPA support of a mesh geom along the unit world `direction`: the vertex with the
+    largest dot product with the direction taken into the mesh frame, in the world (pos, mat). Returns
+    (point, vertex index within the mesh).
+
+    The geom and the search's memory live in three ints of env b's scratch row from `slot`:
+    ``d.ccd_i[b, slot]`` the geom, ``slot + 1`` the hull-graph local id the last climb ended on,
+    ``slot + 2`` the vertex the last search returned (-1: none yet; `support.begin_mesh` sets them for
+    each pair, and every call updates them, so later calls of the same pair start where the last one
+    ended).
+
+    - Exhaustive (no hull graph, or fewer than HILLCLIMB_MIN vertices): every vertex in order, keeping a
+      strictly better one; the running best starts at the last returned vertex (so it wins ties), else
+      at vertex 0 with value -FLT_MAX.
+    - Hill climbing on the hull graph: the seed is the mesh's precomputed extreme vertex for the cell of
+      the 3x3x3 grid the direction falls in (each component beyond +-0.4 picks the +-1 cell, else 0); from
+      the second call on, the last climb's vertex instead unless the seed is strictly better. From the
+      current vertex, its neighbour list is scanned to the end, moving the best to any strictly better
+      neighbour; the pass repeats from the vertex it moved to until a pass moves nowhere."""
+    g = d.ccd_i[b, slot]
+    loc = sm.rot_vec_mat_t(direction, mat)
+    vadr = m.gcol_i[g, GEOM_VERTADR]
+    nvert = m.gcol_i[g, GEOM_VERTNUM]
+    gadr = m.gcol_i[g, GEOM_GRAPHADR]
+    vert = 0
+    if gadr < 0 or nvert < HILLCLIMB_MIN:
+        best = -FLT_MAX
+        last = d.ccd_i[b, slot + 2]
+        if last >= 0:
+            vert = last
+            best = _vdot(loc, mesh_vertex(m, vadr + last))
+        for i in range(nvert):
+            vd = _vdot(loc, mesh_vertex(m, vadr + i))
+            if vd > best:
+                best = vd
+                vert = i
+    else:
+        numvert = m.mesh_graph[gadr, 0]
+        gid = gadr + 2 + numvert  # vert_globalid
+        eid = gadr + 2 + 2 * numvert  # edge_localid
+        cx = 1 + (1 if loc[0] > EXTREMA_CUT else 0) - (1 if loc[0] < -EXTREMA_CUT else 0)
+        cy = 1 + (1 if loc[1] > EXTREMA_CUT else 0) - (1 if loc[1] < -EXTREMA_CUT else 0)
+        cz = 1 + (1 if loc[2] > EXTREMA_CUT else 0) - (1 if loc[2] < -EXTREMA_CUT else 0)
+        ib = m.mesh_extrema[m.gcol_i[g, GEOM_EXTREMA], cx * 9 + cy * 3 + cz]
+        warm = d.ccd_i[b, slot + 1]
+        if warm >= 0:
+            if not (_vdot(loc, _climb_vertex(m, vadr, gid, ib)) > _vdot(loc, _climb_vertex(m, vadr, gid, warm))):
+                ib = warm
+        best = _vdot(loc, _climb_vertex(m, vadr, gid, ib))
+        prev = -1
+        while ib != prev:
+            prev = ib
+            i = m.mesh_graph[gadr + 2 + prev, 0]  # the neighbour list of the vertex this pass started from
+            nb = m.mesh_graph[eid + i, 0]
+            while nb >= 0:
+                vd = _vdot(loc, _climb_vertex(m, vadr, gid, nb))
+                if vd > best:
+                    best = vd
+                    ib = nb
+                i += 1
+                nb = m.mesh_graph[eid + i, 0]
+        d.ccd_i[b, slot + 1] = ib
+        vert = m.mesh_graph[gid + ib, 0]
+    d.ccd_i[b, slot + 2] = vert
+    return sm.rot_vec_mat(mesh_vertex(m, vadr + vert), mat) + pos, vert
 
 
 @ti.func
@@ -207,3 +315,109 @@ def plane_mesh(m: ti.template(), d: ti.template(), b, n0, cap, pos1, mat1, size1
                 put(d, b, n0 + count, cap, dv, pw + normal * (-0.5 * dv), normal, sm.zero3())
                 count += 1
     return count
+
+
+# ------------------------------------------------------------------------------------------ multi-contact features
+# What MuJoCo 4.0.0's multi-contact (`multicontact`) reads of a mesh geom g at the feature GJK/EPA ended on
+# (1 to 3 of its vertices, mesh-local ids): its polygons there, their normals, the edges leaving a vertex
+# and a polygon's points. Polygon ids are mesh-local (m.gcol_i[g, GEOM_POLYADR] + id is the row).
+
+
+@ti.func
+def _polymap(m: ti.template(), vadr, v):
+    """(first slot in m.mesh_polymap, count) of the polygons at vertex v of the mesh whose rows start at vadr."""
+    return m.mesh_vert_i[vadr + v, MVERT_POLYMAPADR], m.mesh_vert_i[vadr + v, MVERT_POLYMAPNUM]
+
+
+@ti.func
+def mesh_feature_faces(m: ti.template(), g, dim, idx):
+    """The polygons of mesh geom g at a feature of dim (1, 2, 3) vertices idx: (ids, madr, count). A vertex:
+    all its polygons, in its polygon map's order (madr: their first slot in m.mesh_polymap; ids unused). An
+    edge: the first two polygons (in the first vertex's order) that both vertices belong to, in ids. Three
+    vertices: of those first two, the first that the third vertex belongs to too (count 0 or 1)."""
+    vadr = m.gcol_i[g, GEOM_VERTADR]
+    ids = ti.Vector([0, 0, 0])
+    madr = -1
+    cnt = 0
+    a0, n0 = _polymap(m, vadr, idx[0])
+    if dim == 1:
+        madr = a0
+        cnt = n0
+    else:
+        a1, n1 = _polymap(m, vadr, idx[1])
+        ne = 0
+        e0 = 0
+        e1 = 0
+        for i in range(n0):
+            p = m.mesh_polymap[a0 + i, 0]
+            for j in range(n1):
+                if ne < 2 and m.mesh_polymap[a1 + j, 0] == p:
+                    if ne == 0:
+                        e0 = p
+                    else:
+                        e1 = p
+                    ne += 1
+        if dim == 2:
+            ids = ti.Vector([e0, e1, 0])
+            cnt = ne
+        else:
+            a2, n2 = _polymap(m, vadr, idx[2])
+            for k in range(ne):
+                pk = e0 if k == 0 else e1
+                for j in range(n2):
+                    if cnt == 0 and m.mesh_polymap[a2 + j, 0] == pk:
+                        ids[0] = pk
+                        cnt = 1
+    return ids, madr, cnt
+
+
+@ti.func
+def _rot(mat, x, y, z):
+    """mat (x, y, z), mat row-major, each row summed left to right."""
+    return ti.Vector([mat[0] * x + mat[1] * y + mat[2] * z, mat[3] * x + mat[4] * y + mat[5] * z,
+                      mat[6] * x + mat[7] * y + mat[8] * z])
+
+
+@ti.func
+def mesh_feature_normal(m: ti.template(), g, mat, ids, madr, i):
+    """Polygon i of `mesh_feature_faces`' answer: (its outward unit normal in the world, its id)."""
+    pid = ids[0]
+    if madr >= 0:
+        pid = m.mesh_polymap[madr + i, 0]
+    elif i == 1:
+        pid = ids[1]
+    p = m.gcol_i[g, GEOM_POLYADR] + pid
+    return _rot(mat, m.mesh_poly_f[p, MPOLY_NORMAL], m.mesh_poly_f[p, MPOLY_NORMAL + 1],
+                m.mesh_poly_f[p, MPOLY_NORMAL + 2]), pid
+
+
+@ti.func
+def mesh_point(m: ti.template(), g, pos, mat, v):
+    """Vertex v (mesh-local) of mesh geom g in the world."""
+    p = mesh_vertex(m, m.gcol_i[g, GEOM_VERTADR] + v)
+    return _rot(mat, p[0], p[1], p[2]) + pos
+
+
+@ti.func
+def mesh_vertex_edge(m: ti.template(), g, pos, mat, v, start, i):
+    """Edge i leaving vertex v (world point `start`) of mesh geom g: towards the vertex before v in the loop
+    of v's polygon i (its polygon map's order). Returns (unit direction, the other end)."""
+    vadr = m.gcol_i[g, GEOM_VERTADR]
+    a0, _n = _polymap(m, vadr, v)
+    p = m.gcol_i[g, GEOM_POLYADR] + m.mesh_polymap[a0 + i, 0]
+    adr = m.mesh_poly_i[p, MPOLY_VERTADR]
+    nv = m.mesh_poly_i[p, MPOLY_VERTNUM]
+    k = nv
+    for j in range(nv):
+        if k == nv and j > 0 and m.mesh_polyvert[adr + j, 0] == v:
+            k = j
+    end = mesh_point(m, g, pos, mat, m.mesh_polyvert[adr + k - 1, 0])
+    dirn, _nrm = sm.normalize3(end - start)
+    return dirn, end
+
+
+@ti.func
+def mesh_polygon(m: ti.template(), g, pid):
+    """(first slot in m.mesh_polyvert, point count) of polygon pid (mesh-local) of mesh geom g."""
+    p = m.gcol_i[g, GEOM_POLYADR] + pid
+    return m.mesh_poly_i[p, MPOLY_VERTADR], m.mesh_poly_i[p, MPOLY_VERTNUM]

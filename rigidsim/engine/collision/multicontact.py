@@ -1,45 +1,65 @@
-"""Extra contacts of a convex pair (MuJoCo 4.0.0's multi-contact for cylinders, boxes and capsules).
+"""Extra contacts of a pair among cylinders, boxes, capsules and meshes (MuJoCo 4.0.0's multi-contact).
 
 When GJK/EPA (`gjk.ccd` with multi = 1) finds an overlap, the vertices it came from (EPA's final face, or
-the last GJK simplex of the cores in the shallow path) tell which feature of each geom touches: the
-distinct support points of each geom (by `gjk.support_index`) make a vertex, an edge or a face.
+the last GJK simplex of the cores when the radii and half margins put back make the overlap) tell which
+feature of each geom touches: the support points of each geom, with their feature index (`support_index`:
+a box's corner, a cylinder's cap, -1 for a capsule; a mesh's vertex), read as three (the first repeated
+when fewer), make a vertex (one distinct index), an edge (two) or a face (three). A mesh without polygons
+keeps the one contact.
 
-Face normals: a box's as MuJoCo's box collider of the native ccd (the face all its points share; an edge's
-two faces; a corner's three); a cylinder's cap axis (+z for the top cap, -z for the bottom) when all its
-points lie on one cap; a capsule has none. Along dir = x2 - x1 (the witness points), a normal of geom 1
-must point against dir by more than 0.0888 |dir| and one of geom 2 along it; the most opposed such pair
-wins when their dot product is below -0.996: face against face. Otherwise an edge of the geom with the
-smaller feature (a capsule's segment through its point, a cylinder's side line from its point to the
-other cap, a box's edge or the three edges at its corner) nearly perpendicular to a face normal of the
-other (|e . n| < 0.0888): edge against face. Otherwise the one contact stays.
+Face normals of a geom at its feature:
+- a cylinder touching with one cap only: that cap's axis (+z for the top cap, -z for the bottom);
+- a box: the face its three corners share; the faces its two edge corners share (any number); the three faces
+  at a corner; and when three corners share no single face, or an edge's corners share none, the face whose
+  normal is within 0.996 of the witness direction (the contact normal, pointing away from the geom);
+- a capsule: none;
+- a mesh (its hull polygons, MuJoCo's, `mesh.mesh_feature_faces`): every polygon at its vertex, in the
+  vertex's polygon-map order; the first two polygons its two edge vertices share; of those, the first its
+  third vertex shares too.
+With dir = x2 - x1 (the witness points), a face of geom 1 may face one of geom 2 when its normal n1 has
+n1 . dir < -0.0888 |dir| and n2 . dir > 0.0888 |dir|; of those pairs, the one with the least n1 . n2 wins
+when below -0.996: the face of geom 2 is clipped by the face of geom 1 (`polygon_clip.clip`, witnesses
+found along n2).
 
-Faces are polygons: a box face's 4 corners, a cylinder cap's 16 rim points (pos + R (r cos_k, -s r sin_k,
-s h), s = +1 on the top cap, with 4.0.0's 15-digit tables). The other polygon (or edge) is clipped by the
-side planes of the face (Sutherland-Hodgman), points beyond the face's plane dropped; each left point v
-with signed distance dd from the face's plane makes a contact with witnesses v + dd * w and v (w: the
-other geom's face normal, or the reverse of the face's normal for an edge), distance dd. More than 4
-points: the quadrilateral of largest area by a rotating search; an edge left with more than 2: its two
-farthest points. In the shallow path the radii and half margins are put back along each contact's
-witness direction, as for the one contact.
+Otherwise an edge of one geom may lie along a face of the other: edges are a capsule's surface line through
+its witness point (along its axis, over its length), a cylinder's side line from its support point (put back
+on its cap's rim when the pair has a margin) to the other cap, a box's edge between its two corners or the
+three edges leaving its corner, a mesh's edge between its two vertices or, at a vertex, one edge per polygon
+there (in map order) towards the vertex before it in that polygon's loop. A geom's edges are tried when its
+feature is not a face and the other geom has face normals: the first face normal n (in order) that points
+towards the edge's geom (its component along the witness direction from the face's geom to the edge's geom
+above 1e-15) with an edge e (in order) such that |n . e| < 0.0888 wins. Geom 2's edges are tried first when
+geom 2's feature has fewer points than geom 1's or geom 2 has no face normals, geom 1's first otherwise; the
+other geom's when the first try finds nothing. The edge (its 2 points) is clipped by the face, witnesses along
+the face's inward normal. Otherwise the one contact stays.
 
-Scratch: the multi-contact region of ``d.ccd_f[b]`` at `gjk.mc_f(nit)` (`gjk.MC_SIZE` floats).
+Faces are polygons: a box face's 4 corners (MuJoCo's order), a cylinder cap's 16 rim points (pos + R (r cos_k,
+-s r sin_k, s h), s = +1 on the top cap, 4.0.0's 15-digit tables), a mesh polygon's points in the reverse
+order of its loop. The clipped points become the contacts (`polygon_clip`, which keeps the points no farther
+above the clipping face than the sum of the two half margins below): at most 4 (2 with a capsule). Finally
+each geom but a capsule is grown by half the pair's margin along the face normal of the contact (witness
+points moved, distances reduced); a capsule's witness points already carry its radius and half margin.
+
+Meshes are read through the data group with the model's mesh arrays (`mesh.with_meshes`, compiled in only
+for scenes with mesh pairs), the pair's geoms from the mesh support's memory (`support.begin_mesh`); a
+mesh's normals and edges at a vertex are computed when visited (a vertex may have any number).
+
+Scratch: the multi-contact region of ``d.ccd_f[b]`` at `support.mc_f(nit)` (`polygon_clip`'s layout, sized
+for the model's largest mesh polygon).
 """
 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.collision.support import BOX, CAPSULE, CYLINDER, F_SIMPLEX, NV, _get3, _normalize, _set3, mc_f
+from rigidsim.engine.collision.mesh import (has_meshes, mesh_feature_faces, mesh_feature_normal, mesh_point,
+                                            mesh_polygon, mesh_vertex_edge)
+from rigidsim.engine.collision.polygon_clip import MC_FACE1, MC_OUT, _unit, clip, face2_off
+from rigidsim.engine.collision.support import (BOX, CAPSULE, CYLINDER, F_SIMPLEX, I_MESH, MESH, NV, _get3, _set3,
+                                               mc_f)
+from rigidsim.engine.layout import GEOM_POLYNUM, GEOM_VERTADR, MVERT_POLYMAPNUM
 
 FACE_TOL = 0.996
 EDGE_TOL = 0.0888
-MC_OUT = 2  # up to 4 contacts: dist, x1, x2
-MC_FACE1 = 32  # clipping face (16 points)
-MC_FACE2 = 80  # clipped polygon or edge (16 points)
-MC_PN = 128  # side-plane normals (16) and offsets (16)
-MC_PD = 176
-MC_PA = 192  # two clipping buffers of 40 points
-MC_PB = 312
-NPOLY = 40
 
 _COS = (1.0, 0.923879532511287, 0.707106781186548, 0.38268343236509, 0.0, -0.38268343236509,
         -0.707106781186547, -0.923879532511287, -1.0, -0.923879532511287, -0.707106781186548, -0.38268343236509,
@@ -92,10 +112,29 @@ def _local_to_world(mat, pos, x, y, z):
 
 
 @ti.func
+def _corner(mat, pos, size, code):
+    """Box corner `code` (bit k set: the positive end along local axis k) in the world."""
+    return _local_to_world(mat, pos, size[0] if code & 1 else -size[0], size[1] if code & 2 else -size[1],
+                           size[2] if code & 4 else -size[2])
+
+
+@ti.func
+def _row(mat3, i):
+    return ti.Vector([mat3[i, 0], mat3[i, 1], mat3[i, 2]])
+
+
+@ti.func
+def _set_row(mat3: ti.template(), i, v):
+    for c in ti.static(range(3)):
+        mat3[i, c] = v[c]
+
+
+@ti.func
 def _feature(d: ti.template(), b, nfeat, geom):
-    """The distinct support points of one geom (geom 0: the first, 1: the second) among the nfeat simplex
-    vertices: (dim, i0, i1, i2 indices, p0, p1 points). Up to 3 vertices are read (the first repeated to
-    fill); an equal index is the same point."""
+    """The support points of one geom (geom 0: the first, 1: the second) among the nfeat simplex vertices:
+    (dim, indices (3), first point). Three vertices are read, the first repeated to fill; equal indices are
+    the same point: one index is a vertex (dim 1), two an edge (dim 2; its second index moved to slot 1),
+    three a face (dim 3)."""
     col = 3 if geom == 0 else 6
     icol = 10 if geom == 0 else 9
     ja = 1 if nfeat >= 2 else 0
@@ -103,8 +142,6 @@ def _feature(d: ti.template(), b, nfeat, geom):
     i0 = ti.cast(d.ccd_f[b, F_SIMPLEX + icol], ti.i32)
     i1 = ti.cast(d.ccd_f[b, F_SIMPLEX + ja * NV + icol], ti.i32)
     i2 = ti.cast(d.ccd_f[b, F_SIMPLEX + jb * NV + icol], ti.i32)
-    p0 = _get3(d, b, F_SIMPLEX + col)
-    p1 = _get3(d, b, F_SIMPLEX + ja * NV + col)
     dim = 3
     if i0 == i1:
         if i0 == i2:
@@ -112,367 +149,328 @@ def _feature(d: ti.template(), b, nfeat, geom):
         else:
             dim = 2
             i1 = i2
-            p1 = _get3(d, b, F_SIMPLEX + jb * NV + col)
     elif i2 == i0 or i2 == i1:
         dim = 2
-    return dim, ti.Vector([i0, i1, i2]), p0, p1
+    return dim, ti.Vector([i0, i1, i2]), _get3(d, b, F_SIMPLEX + col)
+
+
+@ti.func
+def _box_face_near(mat, dirn):
+    """The box face whose normal is within FACE_TOL of the direction: (normal, face id, 1), or count 0."""
+    ln = _unit(sm.rot_vec_mat_t(dirn, mat))
+    nrm = sm.zero3()
+    fid = 0
+    cnt = 0
+    for f in range(6):
+        if cnt == 0:
+            k = f // 2
+            sgn = 1.0 if f % 2 == 0 else -1.0
+            if sgn * ln[k] > FACE_TOL:
+                nrm = sgn * _axis(mat, k)
+                fid = f
+                cnt = 1
+    return nrm, fid, cnt
 
 
 @ti.func
 def _face_normals(gtype, mat, dim, idx, dirn):
-    """Candidate face normals of a geom (3 x 3, rows) with their face ids and count."""
+    """Face normals of a geom at its feature (rows of a 3 x 3), their face ids and count; `dirn` points
+    away from the geom along the witness direction (for a box whose feature shares no face)."""
     nrm = ti.Matrix.zero(ti.f64, 3, 3)
     fid = ti.Vector([0, 0, 0])
     cnt = 0
     if gtype == CYLINDER:
         if dim == 1:
-            s = 1.0 if idx[0] == 0 else -1.0
-            for c in ti.static(range(3)):
-                nrm[0, c] = s * mat[3 * c + 2]
+            _set_row(nrm, 0, (1.0 if idx[0] == 0 else -1.0) * _axis(mat, 2))
             fid[0] = idx[0]
             cnt = 1
     elif gtype == BOX:
-        shared = 0
         if dim == 3 or dim == 2:
-            for k in range(3):
+            sgns = sm.zero3()
+            for k in ti.static(range(3)):
                 bit = 1 << k
                 allpos = 1
                 allneg = 1
-                for j in range(dim):
+                for j in ti.static(range(3)):  # an edge's third index repeats one of its two
                     if idx[j] & bit:
                         allneg = 0
                     else:
                         allpos = 0
-                sgn = 0.0
                 if allpos == 1:
-                    sgn = 1.0
+                    sgns[k] = 1.0
                 elif allneg == 1:
-                    sgn = -1.0
-                if sgn != 0.0:
-                    shared += 1
+                    sgns[k] = -1.0
+            for k in ti.static(range(3)):
+                if sgns[k] != 0.0:
                     if cnt < 3:
-                        for c in ti.static(range(3)):
-                            nrm[cnt, c] = sgn * mat[3 * c + k]
-                        fid[cnt] = 2 * k + (0 if sgn > 0.0 else 1)
-                        cnt += 1
-            if (dim == 3 and shared != 1) or (dim == 2 and shared != 2):
-                # from the witness direction: a face within the tolerance of it
-                cnt = 0
-                ln = _normalize(sm.rot_vec_mat_t(dirn, mat))
-                for f in range(6):
-                    if cnt == 0:
-                        k = f // 2
-                        sgn = 1.0 if f % 2 == 0 else -1.0
-                        if sgn * ln[k] > FACE_TOL:
-                            for c in ti.static(range(3)):
-                                nrm[0, c] = sgn * mat[3 * c + k]
-                            fid[0] = f
-                            cnt = 1
-        elif dim == 1:
-            for k in range(3):
+                        _set_row(nrm, cnt, sgns[k] * _axis(mat, k))
+                        fid[cnt] = 2 * k + (0 if sgns[k] > 0.0 else 1)
+                    cnt += 1
+            if (dim == 3 and cnt != 1) or (dim == 2 and cnt == 0):
+                nb, fb, cb = _box_face_near(mat, dirn)
+                _set_row(nrm, 0, nb)
+                fid[0] = fb
+                cnt = cb
+        else:
+            for k in ti.static(range(3)):
                 sgn = 1.0 if (idx[0] >> k) & 1 else -1.0
-                for c in ti.static(range(3)):
-                    nrm[k, c] = sgn * mat[3 * c + k]
+                _set_row(nrm, k, sgn * _axis(mat, k))
                 fid[k] = 2 * k + (0 if sgn > 0.0 else 1)
             cnt = 3
     return nrm, fid, cnt
 
 
 @ti.func
-def _edges(gtype, pos, mat, size, dim, idx, p0, p1):
-    """Candidate edges of a geom at its feature: (directions 3 x 3 rows, start point, end points 3 x 3, count)."""
+def _edges(d: ti.template(), gtype, g, pos, mat, size, dim, idx, p0, wit, margin):
+    """Edges of a geom at its feature (first support point p0, witness point `wit`): (unit directions 3 x 3
+    rows, start point, end points 3 x 3, count). A mesh vertex's edges (as many as its polygons) are not in
+    the rows: `_edge` computes them."""
     dirs = ti.Matrix.zero(ti.f64, 3, 3)
     ends = ti.Matrix.zero(ti.f64, 3, 3)
     start = p0
     cnt = 0
-    if gtype == CAPSULE:
+    if gtype == CAPSULE:  # the surface line through the witness point
         z = _axis(mat, 2)
-        t = sm.dot3(z, p0 - pos)
-        start = p0 + (-t - size[1]) * z
-        top = p0 + (size[1] - t) * z
-        for c in ti.static(range(3)):
-            dirs[0, c] = z[c]
-            ends[0, c] = top[c]
+        t = sm.dot3(wit - pos, z)
+        start = (-t - size[1]) * z + wit
+        _set_row(dirs, 0, z)
+        _set_row(ends, 0, (size[1] - t) * z + wit)
         cnt = 1
-    elif gtype == CYLINDER:
-        ez = -1.0 if idx[0] == 0 else 1.0
-        z = _axis(mat, 2)
-        e = z * ez
-        end = start + (2.0 * size[1]) * e
-        for c in ti.static(range(3)):
-            dirs[0, c] = e[c]
-            ends[0, c] = end[c]
+    elif gtype == CYLINDER:  # the side line from the support point's cap to the other cap
+        s = -1.0 if idx[0] == 0 else 1.0
+        e = s * _axis(mat, 2)
+        if margin > 0.0:  # back on the cap's rim
+            dv = p0 - pos
+            lx = mat[0] * dv[0] + mat[3] * dv[1] + mat[6] * dv[2]
+            ly = mat[1] * dv[0] + mat[4] * dv[1] + mat[7] * dv[2]
+            r2 = lx * lx + ly * ly
+            scl = 0.0
+            if r2 >= 1e-30:
+                scl = size[0] / ti.sqrt(r2)
+            start = _local_to_world(mat, pos, lx * scl, ly * scl, -s * size[1])
+        _set_row(dirs, 0, e)
+        _set_row(ends, 0, (size[1] + size[1]) * e + start)
         cnt = 1
     elif gtype == BOX:
+        start = _corner(mat, pos, size, idx[0])
         if dim == 2:
-            e = _normalize(p1 - p0)
-            for c in ti.static(range(3)):
-                dirs[0, c] = e[c]
-                ends[0, c] = p1[c]
+            end = _corner(mat, pos, size, idx[1])
+            _set_row(dirs, 0, _unit(end - start))
+            _set_row(ends, 0, end)
             cnt = 1
-        elif dim == 1:
-            x = size[0] if idx[0] & 1 else -size[0]
-            y = size[1] if idx[0] & 2 else -size[1]
-            zz = size[2] if idx[0] & 4 else -size[2]
-            for k in range(3):
-                sx = -x if k == 0 else x
-                sy = -y if k == 1 else y
-                sz = -zz if k == 2 else zz
-                end = _local_to_world(mat, pos, sx, sy, sz)
-                e = _normalize(end - p0)
-                for c in ti.static(range(3)):
-                    dirs[k, c] = e[c]
-                    ends[k, c] = end[c]
+        else:  # the three edges leaving the corner
+            for k in ti.static(range(3)):
+                end = _corner(mat, pos, size, idx[0] ^ (1 << k))
+                _set_row(dirs, k, _unit(end - start))
+                _set_row(ends, k, end)
             cnt = 3
+    if ti.static(has_meshes(d)):
+        if gtype == MESH:  # the edge between two vertices, or those leaving one (one per polygon there)
+            start = mesh_point(d.meshes, g, pos, mat, idx[0])
+            if dim == 2:
+                end = mesh_point(d.meshes, g, pos, mat, idx[1])
+                _set_row(dirs, 0, _unit(end - start))
+                _set_row(ends, 0, end)
+                cnt = 1
+            else:
+                cnt = d.meshes.mesh_vert_i[d.meshes.gcol_i[g, GEOM_VERTADR] + idx[0], MVERT_POLYMAPNUM]
     return dirs, start, ends, cnt
 
 
 @ti.func
-def _write_face(d: ti.template(), b, off, gtype, pos, mat, size, fid):
-    """Polygon of face `fid` of a box or a cylinder at scratch offset `off`; returns its point count."""
+def _edge(d: ti.template(), gtype, g, pos, mat, dim, idx, dirs, ends, start, i):
+    """Edge i of `_edges`' answer: (unit direction, end point)."""
+    j = ti.min(i, 2)
+    e = _row(dirs, j)
+    end = _row(ends, j)
+    if ti.static(has_meshes(d)):
+        if gtype == MESH and dim != 2:
+            e, end = mesh_vertex_edge(d.meshes, g, pos, mat, idx[0], start, i)
+    return e, end
+
+
+@ti.func
+def _normal(d: ti.template(), gtype, g, mat, nrm, fid, madr, i):
+    """Face normal i of a geom's feature (`_face_normals`, a mesh's `mesh.mesh_feature_faces`) and its face
+    id (a mesh's: its polygon)."""
+    j = ti.min(i, 2)
+    res = _row(nrm, j)
+    face = fid[j]
+    if ti.static(has_meshes(d)):
+        if gtype == MESH:
+            res, face = mesh_feature_normal(d.meshes, g, mat, fid, madr, i)
+    return res, face
+
+
+@ti.func
+def _write_face(d: ti.template(), b, off, gtype, g, pos, mat, size, fid):
+    """Polygon of face `fid` of a box, a cylinder or a mesh at scratch offset `off`; returns its point count.
+    A mesh polygon's points go in reverse order of its loop."""
     n = 0
     if gtype == BOX:
         for j in range(4):
-            code = _box_corner_code(fid, j)
-            x = size[0] if code & 1 else -size[0]
-            y = size[1] if code & 2 else -size[1]
-            z = size[2] if code & 4 else -size[2]
-            _set3(d, b, off + 3 * j, _local_to_world(mat, pos, x, y, z))
+            _set3(d, b, off + 3 * j, _corner(mat, pos, size, _box_corner_code(fid, j)))
         n = 4
     elif gtype == CYLINDER:
         s = 1.0 if fid == 0 else -1.0
         for k in range(16):
-            _set3(d, b, off + 3 * k, _local_to_world(mat, pos, size[0] * _cos(k), -s * size[0] * _sin(k),
+            _set3(d, b, off + 3 * k, _local_to_world(mat, pos, size[0] * _cos(k), s * (size[0] * -_sin(k)),
                                                       s * size[1]))
         n = 16
+    if ti.static(has_meshes(d)):
+        if gtype == MESH:
+            adr, n = mesh_polygon(d.meshes, g, fid)
+            for j in range(n):
+                _set3(d, b, off + 3 * j, mesh_point(d.meshes, g, pos, mat, d.meshes.mesh_polyvert[adr + n - 1 - j, 0]))
     return n
 
 
 @ti.func
-def _area4(a, b_, c, e):
-    ad = e - a
-    db = b_ - e
-    bc = c - b_
-    ca = a - c
-    g = sm.cross3(ad, db) + sm.cross3(bc, ca)
-    return 0.5 * ti.sqrt(sm.dot3(g, g))
+def _edge_on_face(d: ti.template(), tf, gf, matf, fn, ff, madrf, cf, te, ge, pose, mate, dime, idxe, ed, ee, es,
+                  ce, dvec):
+    """The first face normal i of one geom (type tf: `_normal`'s arguments) with dvec . normal > 1e-15 and
+    edge j of the other (type te: `_edge`'s arguments) with |normal . edge| < EDGE_TOL: (j, i), or (-1, -1)."""
+    ej = -1
+    fi = -1
+    for i in range(cf):
+        if fi < 0:
+            c, _f = _normal(d, tf, gf, matf, fn, ff, madrf, i)
+            if sm.dot3(dvec, c) > 1e-15:
+                for j in range(ce):
+                    if fi < 0:
+                        e, _end = _edge(d, te, ge, pose, mate, dime, idxe, ed, ee, es, j)
+                        if ti.abs(sm.dot3(c, e)) < EDGE_TOL:
+                            ej = j
+                            fi = i
+    return ej, fi
 
 
 @ti.func
-def _clip(d: ti.template(), b, base, nface1, nface2, n, wdir, maxcon):
-    """Clip polygon FACE2 (nface2 points) by the side planes of FACE1 (nface1 points, normal n), drop the
-    points beyond FACE1's plane and write the contacts (dist, x1, x2) to OUT; returns how many."""
-    f1 = base + MC_FACE1
-    # side planes through each edge of face 1, perpendicular to it
-    for i in range(nface1):
-        v1 = _get3(d, b, f1 + 3 * i)
-        v2 = _get3(d, b, f1 + 3 * ((i + 1) % nface1))
-        pn = _normalize(sm.cross3(v2 - v1, n))
-        _set3(d, b, base + MC_PN + 3 * i, pn)
-        d.ccd_f[b, base + MC_PD + i] = sm.dot3(pn, v1)
-    src = base + MC_PA
-    dst = base + MC_PB
-    npoly = nface2
-    for i in range(nface2):
-        _set3(d, b, src + 3 * i, _get3(d, b, base + MC_FACE2 + 3 * i))
-    for e in range(nface1):
-        a = _get3(d, b, f1 + 3 * e)
-        pn = _get3(d, b, base + MC_PN + 3 * e)
-        pd = d.ccd_f[b, base + MC_PD + e]
-        ncl = 0
-        for i in range(npoly):
-            p = _get3(d, b, src + 3 * i)
-            q = _get3(d, b, src + 3 * ((i + 1) % npoly))
-            pq = q - p
-            in1 = sm.dot3(p - a, pn) > -1e-15
-            in2 = sm.dot3(q - a, pn) > -1e-15
-            if in1 and in2:
-                if ncl < NPOLY:
-                    _set3(d, b, dst + 3 * ncl, q)
-                    ncl += 1
-            elif in1 or in2:
-                den = sm.dot3(pn, pq)
-                if den != 0.0:
-                    t = (pd - sm.dot3(pn, p)) / den
-                    if t >= 0.0 and t <= 1.0 and ncl < NPOLY:
-                        _set3(d, b, dst + 3 * ncl, p + pq * t)
-                        ncl += 1
-                if in2 and ncl < NPOLY:
-                    _set3(d, b, dst + 3 * ncl, q)
-                    ncl += 1
-        tmp = src
-        src = dst
-        dst = tmp
-        npoly = ncl
-    # drop the points beyond face 1's plane
-    f0 = _get3(d, b, f1)
-    m = npoly
-    npoly = 0
-    for i in range(m):
-        p = _get3(d, b, src + 3 * i)
-        if sm.dot3(p - f0, n) <= 0.0:
-            _set3(d, b, src + 3 * npoly, p)
-            npoly += 1
-    # the points kept: indices into src
-    sel = ti.Vector([0, 1, 2, 3])
-    nsel = 0
-    if npoly >= 1:
-        if maxcon < 5 and npoly > 4:
-            ia, ib, ic, idd = 0, 1, 2, 3
-            best = _area4(_get3(d, b, src), _get3(d, b, src + 3), _get3(d, b, src + 6), _get3(d, b, src + 9))
-            sel = ti.Vector([0, 1, 2, 3])
-            while ia < npoly:
-                while True:
-                    mn = _area4(_get3(d, b, src + 3 * ia), _get3(d, b, src + 3 * ib), _get3(d, b, src + 3 * ic),
-                                _get3(d, b, src + 3 * ((idd + 1) % npoly)))
-                    if mn <= best:
-                        break
-                    best = mn
-                    idd = (idd + 1) % npoly
-                    sel = ti.Vector([ia, ib, ic, idd])
-                    while True:
-                        mn2 = _area4(_get3(d, b, src + 3 * ia), _get3(d, b, src + 3 * ib),
-                                     _get3(d, b, src + 3 * ((ic + 1) % npoly)), _get3(d, b, src + 3 * idd))
-                        if mn2 <= best:
-                            break
-                        best = mn2
-                        ic = (ic + 1) % npoly
-                        sel = ti.Vector([ia, ib, ic, idd])
-                    while True:
-                        mn3 = _area4(_get3(d, b, src + 3 * ia), _get3(d, b, src + 3 * ((ib + 1) % npoly)),
-                                     _get3(d, b, src + 3 * ic), _get3(d, b, src + 3 * idd))
-                        if mn3 <= best:
-                            break
-                        best = mn3
-                        ib = (ib + 1) % npoly
-                        sel = ti.Vector([ia, ib, ic, idd])
-                if ib == ia:
-                    ib = (ib + 1) % npoly
-                    if ic == ib:
-                        ic = (ic + 1) % npoly
-                        if idd == ic:
-                            idd = (idd + 1) % npoly
-                ia += 1
-            nsel = 4
-        elif nface2 == 2 and npoly > 2:
-            bi = 0
-            bj = 1
-            dd = 0.0
-            for i in range(npoly):
-                for j in range(i + 1, npoly):
-                    df = _get3(d, b, src + 3 * j) - _get3(d, b, src + 3 * i)
-                    d2 = sm.dot3(df, df)
-                    if d2 > dd:
-                        dd = d2
-                        bi = i
-                        bj = j
-            sel = ti.Vector([bi, bj, 0, 0])
-            nsel = 2
-        else:
-            nsel = ti.min(npoly, 4)
-    nsel = ti.min(nsel, maxcon)
-    for k in range(nsel):
-        v = _get3(d, b, src + 3 * sel[k])
-        dd = sm.dot3(v - f0, n)
-        o = base + MC_OUT + 7 * k
-        d.ccd_f[b, o] = dd
-        _set3(d, b, o + 1, v + wdir * dd)
-        _set3(d, b, o + 4, v)
-    return nsel
+def _clip_edge(d: ti.template(), b, base, tf, gf, pf, mf, sf, nrm, face, start, end, maxcon, margin):
+    """An edge (start, end) clipped by face `face` (outward normal nrm) of the other geom, witnesses along -nrm."""
+    nf = _write_face(d, b, base + MC_FACE1, tf, gf, pf, mf, sf, face)
+    f2 = face2_off(base, nf)
+    _set3(d, b, f2, start)
+    _set3(d, b, f2 + 3, end)
+    return clip(d, b, base, nf, 2, nrm, -nrm, maxcon, margin)
 
 
 @ti.func
-def multicontact(d: ti.template(), b, nit, t1, p1, m1, s1, t2, p2, m2, s2, x1, x2, nfeat, maxcon):
+def multicontact(d: ti.template(), b, nit, t1, p1, m1, s1, t2, p2, m2, s2, x1, x2, nfeat, maxcon, margin):
     """Up to `maxcon` contacts of the overlap `gjk.ccd` found (witnesses x1, x2; nfeat > 0 simplex vertices
-    in scratch), as the module docstring says: written to the OUT rows of the multi-contact region as
-    (dist, x1, x2); returns how many (0: keep the one contact)."""
+    in scratch; the pair's margin), as the module docstring says: written to the MC_OUT rows of the
+    multi-contact region as (dist, x1, x2), dist without the margin; returns how many (0: keep the one
+    contact). Mesh geoms need the data group with the mesh arrays (`mesh.with_meshes`; the geoms are the
+    pair's, `support.begin_mesh`); a mesh without polygons keeps the one contact."""
     base = mc_f(nit)
-    dim1, idx1, q1a, q1b = _feature(d, b, nfeat, 0)
-    dim2, idx2, q2a, q2b = _feature(d, b, nfeat, 1)
+    g1 = 0
+    g2 = 0
+    usable = 1
+    if ti.static(has_meshes(d)):
+        g1 = d.ccd_i[b, I_MESH]
+        g2 = d.ccd_i[b, I_MESH + 3]
+        if (t1 == MESH and d.meshes.gcol_i[g1, GEOM_POLYNUM] == 0) or (
+                t2 == MESH and d.meshes.gcol_i[g2, GEOM_POLYNUM] == 0):
+            usable = 0
+    nout = 0
+    if usable == 1:
+        nout = _multicontact(d, b, base, g1, g2, t1, p1, m1, s1, t2, p2, m2, s2, x1, x2, nfeat, maxcon, margin)
+    return nout
+
+
+@ti.func
+def _multicontact(d: ti.template(), b, base, g1, g2, t1, p1, m1, s1, t2, p2, m2, s2, x1, x2, nfeat, maxcon,
+                  margin):
+    dim1, idx1, q1 = _feature(d, b, nfeat, 0)
+    dim2, idx2, q2 = _feature(d, b, nfeat, 1)
     dirv = x2 - x1
-    dlen = ti.sqrt(sm.dot3(dirv, dirv))
-    n1, f1, c1 = _face_normals(t1, m1, dim1, idx1, dirv * -1.0)
+    dneg = x1 - x2
+    n1, f1, c1 = _face_normals(t1, m1, dim1, idx1, dneg)
     n2, f2, c2 = _face_normals(t2, m2, dim2, idx2, dirv)
-    best = 0.0
+    madr1 = -1
+    madr2 = -1
+    if ti.static(has_meshes(d)):
+        if t1 == MESH:
+            f1, madr1, c1 = mesh_feature_faces(d.meshes, g1, dim1, idx1)
+        if t2 == MESH:
+            f2, madr2, c2 = mesh_feature_faces(d.meshes, g2, dim2, idx2)
+    thr = ti.sqrt(sm.dot3(dirv, dirv)) * EDGE_TOL
+    best = -FACE_TOL
     bi = -1
     bj = -1
     for i in range(c1):
-        a = ti.Vector([n1[i, 0], n1[i, 1], n1[i, 2]])
-        if sm.dot3(a, dirv) < -EDGE_TOL * dlen:
+        a, _fa = _normal(d, t1, g1, m1, n1, f1, madr1, i)
+        if sm.dot3(dirv, a) < -thr:
             for j in range(c2):
-                c = ti.Vector([n2[j, 0], n2[j, 1], n2[j, 2]])
-                if sm.dot3(c, dirv) > EDGE_TOL * dlen:
+                c, _fc = _normal(d, t2, g2, m2, n2, f2, madr2, j)
+                if sm.dot3(dirv, c) > thr:
                     val = sm.dot3(a, c)
                     if val < best:
                         best = val
                         bi = i
                         bj = j
-    nout = 0
-    if bi >= 0 and best < -FACE_TOL:  # face against face: clip face 2 by face 1
-        nf1 = _write_face(d, b, base + MC_FACE1, t1, p1, m1, s1, f1[bi])
-        nf2 = _write_face(d, b, base + MC_FACE2, t2, p2, m2, s2, f2[bj])
-        nout = _clip(d, b, base, nf1, nf2, ti.Vector([n1[bi, 0], n1[bi, 1], n1[bi, 2]]),
-                     ti.Vector([n2[bj, 0], n2[bj, 1], n2[bj, 2]]), maxcon)
+    mode = 0  # 1: face against face; 2: an edge of geom 1 on a face of geom 2; 3: the other way round
+    ej = -1
+    fi = -1
+    e1d, e1s, e1e, ce1 = _edges(d, t1, g1, p1, m1, s1, dim1, idx1, q1, x1, margin)
+    e2d, e2s, e2e, ce2 = _edges(d, t2, g2, p2, m2, s2, dim2, idx2, q2, x2, margin)
+    if bi >= 0:
+        mode = 1
     else:
-        first = 0 if dim1 <= dim2 else 1
-        for attempt in range(2):
-            side = first if attempt == 0 else 1 - first  # the geom whose edge meets the other's face
-            if nout > 0 or (side == 0 and dim1 == 3) or (side == 1 and dim2 == 3):
-                side = -1
-            if side >= 0:
-                ed = ti.Matrix.zero(ti.f64, 3, 3)
-                ends = ti.Matrix.zero(ti.f64, 3, 3)
-                start = sm.zero3()
-                ce = 0
-                fn = n2
-                fi = f2
-                cf = c2
-                if side == 0:
-                    ed, start, ends, ce = _edges(t1, p1, m1, s1, dim1, idx1, q1a, q1b)
-                else:
-                    ed, start, ends, ce = _edges(t2, p2, m2, s2, dim2, idx2, q2a, q2b)
-                    fn = n1
-                    fi = f1
-                    cf = c1
-                ei = -1
-                fj = -1
-                for i in range(cf):
-                    for j in range(ce):
-                        if ei < 0:
-                            val = (ed[j, 0] * fn[i, 0] + ed[j, 1] * fn[i, 1] + ed[j, 2] * fn[i, 2])
-                            if ti.abs(val) < EDGE_TOL:
-                                ei = j
-                                fj = i
-                if ei >= 0:
-                    nrm = ti.Vector([fn[fj, 0], fn[fj, 1], fn[fj, 2]])
-                    nf = 0
-                    if side == 0:
-                        nf = _write_face(d, b, base + MC_FACE1, t2, p2, m2, s2, fi[fj])
-                    else:
-                        nf = _write_face(d, b, base + MC_FACE1, t1, p1, m1, s1, fi[fj])
-                    _set3(d, b, base + MC_FACE2, start)
-                    _set3(d, b, base + MC_FACE2 + 3, ti.Vector([ends[ei, 0], ends[ei, 1], ends[ei, 2]]))
-                    if nf >= 3:
-                        nout = _clip(d, b, base, nf, 2, nrm, nrm * -1.0, maxcon)
-                    if side == 0:  # the face was geom 2's: swap the witnesses
-                        for k in range(nout):
-                            o = base + MC_OUT + 7 * k
-                            w1 = _get3(d, b, o + 1)
-                            _set3(d, b, o + 1, _get3(d, b, o + 4))
-                            _set3(d, b, o + 4, w1)
-    r1 = d.ccd_f[b, base]
-    r2 = d.ccd_f[b, base + 1]
-    if r1 != 0.0 or r2 != 0.0:  # put the radii and half margins back
+        edge2_first = c1 != 0 and dim2 != 3 and (dim2 < dim1 or c2 == 0)
+        if edge2_first:
+            ej, fi = _edge_on_face(d, t1, g1, m1, n1, f1, madr1, c1, t2, g2, p2, m2, dim2, idx2, e2d, e2e, e2s, ce2,
+                                   dneg)
+            if fi >= 0:
+                mode = 3
+            elif dim1 != 3 and c2 != 0:
+                ej, fi = _edge_on_face(d, t2, g2, m2, n2, f2, madr2, c2, t1, g1, p1, m1, dim1, idx1, e1d, e1e, e1s,
+                                       ce1, dirv)
+                if fi >= 0:
+                    mode = 2
+        else:
+            if dim1 != 3 and c2 != 0:
+                ej, fi = _edge_on_face(d, t2, g2, m2, n2, f2, madr2, c2, t1, g1, p1, m1, dim1, idx1, e1d, e1e, e1s,
+                                       ce1, dirv)
+                if fi >= 0:
+                    mode = 2
+            if mode == 0 and dim2 != 3 and c1 != 0:
+                ej, fi = _edge_on_face(d, t1, g1, m1, n1, f1, madr1, c1, t2, g2, p2, m2, dim2, idx2, e2d, e2e, e2s,
+                                       ce2, dneg)
+                if fi >= 0:
+                    mode = 3
+    hm1 = 0.5 * margin if t1 != CAPSULE else 0.0
+    hm2 = 0.5 * margin if t2 != CAPSULE else 0.0
+    nout = 0
+    grow = sm.zero3()  # the direction geom 1 grows along
+    if mode == 1:
+        na, fa = _normal(d, t1, g1, m1, n1, f1, madr1, bi)
+        nb, fb = _normal(d, t2, g2, m2, n2, f2, madr2, bj)
+        nf1 = _write_face(d, b, base + MC_FACE1, t1, g1, p1, m1, s1, fa)
+        nf2 = _write_face(d, b, face2_off(base, nf1), t2, g2, p2, m2, s2, fb)
+        nout = clip(d, b, base, nf1, nf2, na, nb, maxcon, hm1 + hm2)
+        grow = -nb
+    elif mode == 2:  # geom 2's face clips geom 1's edge; the witnesses are swapped after
+        nrm, face = _normal(d, t2, g2, m2, n2, f2, madr2, fi)
+        _e, end = _edge(d, t1, g1, p1, m1, dim1, idx1, e1d, e1e, e1s, ej)
+        nout = _clip_edge(d, b, base, t2, g2, p2, m2, s2, nrm, face, e1s, end, maxcon, hm1 + hm2)
         for k in range(nout):
             o = base + MC_OUT + 7 * k
             w1 = _get3(d, b, o + 1)
-            w2 = _get3(d, b, o + 4)
-            nn = _normalize(w2 - w1)
-            if r1 != 0.0:
-                w1 = w1 + r1 * nn
-            if r2 != 0.0:
-                w2 = w2 - r2 * nn
-            _set3(d, b, o + 1, w1)
-            _set3(d, b, o + 4, w2)
-            d.ccd_f[b, o] = d.ccd_f[b, o] - (r1 + r2)
+            _set3(d, b, o + 1, _get3(d, b, o + 4))
+            _set3(d, b, o + 4, w1)
+        grow = -nrm
+    elif mode == 3:
+        nrm, face = _normal(d, t1, g1, m1, n1, f1, madr1, fi)
+        _e, end = _edge(d, t2, g2, p2, m2, dim2, idx2, e2d, e2e, e2s, ej)
+        nout = _clip_edge(d, b, base, t1, g1, p1, m1, s1, nrm, face, e2s, end, maxcon, hm1 + hm2)
+        grow = nrm
+    if hm1 != 0.0 or hm2 != 0.0:  # grow both geoms by half the margin
+        for k in range(nout):
+            o = base + MC_OUT + 7 * k
+            if hm1 != 0.0:
+                _set3(d, b, o + 1, hm1 * grow + _get3(d, b, o + 1))
+            if hm2 != 0.0:
+                _set3(d, b, o + 4, -hm2 * grow + _get3(d, b, o + 4))
+            d.ccd_f[b, o] = d.ccd_f[b, o] - (hm1 + hm2)
     return nout

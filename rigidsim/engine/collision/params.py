@@ -27,6 +27,8 @@ COLLIDERS = ("none", "plane_sphere", "plane_capsule", "plane_cylinder", "plane_b
 COLLIDERS += ("hfield",)  # height field against a convex geom (GJK/EPA per prism)
 COLLIDERS += ("plane_mesh",)  # plane against a mesh (collision.mesh)
 COLLIDERS += ("convex_multi",)  # GJK/EPA with MuJoCo 4.0.0's multi-contact (collision.multicontact)
+COLLIDERS += ("mesh",)  # a mesh against a convex geom or mesh through GJK/EPA, one contact (collision.mesh support)
+COLLIDERS += ("mesh_multi",)  # the same with MuJoCo 4.0.0's multi-contact (a mesh against a capsule, cylinder, box, mesh)
 COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
 
 _P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
@@ -48,19 +50,26 @@ MAX_CONTACTS = {"plane_sphere": 1, "plane_capsule": 2, "plane_cylinder": 4, "pla
 MAX_CONTACTS["hfield"] = 50  # mjMAXCONPAIR
 MAX_CONTACTS["plane_mesh"] = 4  # MuJoCo 4.0.0 (3.x: 3): the support vertex and up to 3 polygon corners
 MAX_CONTACTS["convex_multi"] = 4  # MuJoCo 4.0.0: 4 (2 with a capsule)
+MAX_CONTACTS["mesh"] = 1
+MAX_CONTACTS["mesh_multi"] = 4  # as convex_multi: 4 (2 with a capsule)
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
 BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
          "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid", "convex"}
 BUILT |= {"hfield"}
-BUILT |= {"plane_mesh"}  # 'convex_multi' (collision.multicontact) is not wired: it does not match 4.0.0 yet
+BUILT |= {"plane_mesh"}
+BUILT |= {"convex_multi"}  # GJK/EPA and MuJoCo 4.0.0's multi-contact (collision.multicontact)
+BUILT |= {"mesh", "mesh_multi"}  # GJK/EPA with the mesh support, one contact or the multi-contact
 
 
 def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
     """MuJoCo's collider for two geom types, by name: the analytic ones; 'convex' (native GJK/EPA, one contact:
-    a sphere or an ellipsoid is involved, or multiccd is off); 'convex_multi' (the same with MuJoCo's extra
-    contacts from perturbed passes); 'mesh', 'plane_mesh', 'hfield' (a height field against a sphere, capsule,
-    ellipsoid, cylinder or box; 'hfield_mesh', 'hfield_sdf' against the others), 'sdf'."""
+    a sphere or an ellipsoid is involved, or multiccd is off); 'convex_multi' (the same with MuJoCo 4.0.0's
+    extra contacts from the touching faces and edges, collision.multicontact); 'plane_mesh'; 'mesh' (a mesh
+    against a sphere, capsule, ellipsoid, cylinder, box or mesh through GJK/EPA, one contact: a sphere or an
+    ellipsoid is involved, or multiccd is off) and 'mesh_multi' (the other mesh pairs, with multi-contact);
+    'hfield' (a height field against a sphere, capsule, ellipsoid, cylinder or box; 'hfield_mesh', 'hfield_sdf'
+    against the others), 'sdf'."""
     t1, t2 = min(type1, type2), max(type1, type2)
     if (t1, t2) in _ANALYTIC:
         return _ANALYTIC[(t1, t2)]
@@ -68,9 +77,11 @@ def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
         return "hfield" if t2 in (_S, _C, _E, _Y, _B) else f"hfield_{TYPE_NAMES[t2]}"
     if t1 == M.GEOM_SDF or t2 == M.GEOM_SDF:
         return "sdf"
-    if t2 == M.GEOM_MESH:
-        return "plane_mesh" if t1 == M.GEOM_PLANE else "mesh"
     one = t1 in (M.GEOM_SPHERE, M.GEOM_ELLIPSOID) or t2 in (M.GEOM_SPHERE, M.GEOM_ELLIPSOID) or not multiccd
+    if t2 == M.GEOM_MESH:
+        if t1 == M.GEOM_PLANE:
+            return "plane_mesh"
+        return "mesh" if one else "mesh_multi"
     return "convex" if one else "convex_multi"
 
 

@@ -5,6 +5,7 @@ and the support functions of the shapes (the primitives, a height-field prism)."
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
+from rigidsim.engine.collision.mesh import ccd_mesh_support, has_meshes
 from rigidsim.engine.layout import MINVAL
 
 
@@ -20,12 +21,13 @@ HORIZON_MAX = 64  # horizon edges kept per EPA step
 # floats, per env: a height-field prism (6 vertices, bottom triangle then top triangle, written by the
 # height-field collider before each `ccd` with type HFIELD), the GJK simplex (4 vertices), the polytope
 # vertices (5 + N), then per face its origin
-# projection and squared distance (6N faces), then the multi-contact region (`multicontact`, MC_SIZE). A
+# projection and squared distance (6N faces), then the multi-contact region (`multicontact`, `mc_size`). A
 # vertex is 11 floats: the Minkowski-difference point, then its points on geom 1 and on geom 2, then which
-# feature of geom 2 and of geom 1 it came from (`support_index`: a box's corner, a cylinder's cap, else -1;
-# EPA of two discrete shapes stops at a repeated corner of geom 2).
-# ints, per env: per face its 3 vertices, 3 neighbours and map slot (6N x 7), the face map (6N), the
-# horizon (faces and edges), the horizon search stack (6N).
+# feature of geom 2 and of geom 1 it came from (`support_index`: a box's corner, a cylinder's cap; a mesh's
+# vertex; else -1; EPA of two discrete shapes stops at a repeated pair of features).
+# ints, per env: the horizon (faces and edges), the mesh support's memory (per geom of the pair: the geom,
+# its last hull-graph vertex, its last support vertex; `begin_mesh`), per face its 3 vertices, 3 neighbours
+# and map slot (6N x 7), the face map (6N), the horizon search stack (6N).
 # The regions whose size depends on the iteration limit N come last, at offsets computed from N.
 NV = 11
 F_PRISM = 0
@@ -34,17 +36,22 @@ F_VERTS = F_SIMPLEX + 4 * NV
 NFACE_F = 4
 NFACE_I = 7
 I_HZN = 0
-I_FACE = 2 * HORIZON_MAX
+I_MESH = 2 * HORIZON_MAX
+I_FACE = I_MESH + 6
 
 
-MC_SIZE = 432  # multi-contact scratch (see `multicontact`)
+def mc_size(npoly: int) -> int:
+    """Multi-contact scratch floats (`polygon_clip`'s layout) when no polygon has more than npoly points (16,
+    a cylinder's cap, at least)."""
+    return 80 + 21 * max(int(npoly), 16)
 
 
-def scratch_size(ccd_iterations: int):
+def scratch_size(ccd_iterations: int, npoly: int = 16):
     """(floats, ints) per env that `convex`, the multi-contact and the height-field colliders need in
-    ``d.ccd_f`` and ``d.ccd_i`` for this iteration limit."""
+    ``d.ccd_f`` and ``d.ccd_i`` for this iteration limit; npoly: the most points of a mesh polygon the
+    multi-contact may clip (the model's largest, `model.mesh_polyvertnum`)."""
     n = int(ccd_iterations)
-    return F_VERTS + NV * (5 + n) + NFACE_F * 6 * n + MC_SIZE, I_FACE + NFACE_I * 6 * n + 6 * n + 6 * n
+    return F_VERTS + NV * (5 + n) + NFACE_F * 6 * n + mc_size(npoly), I_FACE + NFACE_I * 6 * n + 6 * n + 6 * n
 
 
 @ti.func
@@ -188,27 +195,48 @@ def prism_center(d: ti.template(), b):
 
 
 @ti.func
-def _support2(d: ti.template(), b, gtype, pos, mat, size, direction):
-    """`support`, or for type HFIELD the scratch prism's (pos, mat, size unused)."""
+def begin_mesh(d: ti.template(), b, g1, g2):
+    """Start a pair's mesh support searches afresh (geom 1 is g1, geom 2 is g2; read only for mesh geoms)."""
+    d.ccd_i[b, I_MESH] = g1
+    d.ccd_i[b, I_MESH + 3] = g2
+    for k in ti.static((1, 2, 4, 5)):
+        d.ccd_i[b, I_MESH + k] = -1
+
+
+@ti.func
+def _support2(d: ti.template(), b, side, gtype, pos, mat, size, direction):
+    """The support point of geom 1 (side 0) or geom 2 (side 1) and its feature (`support_index`): `support`;
+    for type HFIELD the scratch prism's (pos, mat, size unused); for a mesh (only compiled in when the group
+    carries the mesh arrays, `mesh.with_meshes`) `mesh.ccd_mesh_support` with its vertex index."""
     res = sm.zero3()
+    feature = -1.0
     if gtype == HFIELD:
         res = prism_support(d, b, direction)
     else:
-        res = support(gtype, pos, mat, size, direction)
-    return res
+        done = 0
+        if ti.static(has_meshes(d)):
+            if gtype == MESH:
+                res, vert = ccd_mesh_support(d.meshes, d, b, I_MESH + 3 * side, pos, mat, direction)
+                feature = float(vert)
+                done = 1
+        if done == 0:
+            res = support(gtype, pos, mat, size, direction)
+            feature = support_index(gtype, mat, size, direction)
+    return res, feature
 
 
 @ti.func
 def _minkowski(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, direction, opposite):
     """Support of the Minkowski difference (geom 1 along `direction`, geom 2 along `opposite`), each geom
-    grown by half its margin g: (point, point on geom 1, point on geom 2). Geom 1 may be a prism (HFIELD)."""
-    v1 = _support2(d, b, t1, p1, m1, s1, direction)
+    grown by half its margin g: (point, point on geom 1, point on geom 2, feature of geom 2, feature of
+    geom 1). Geom 1 may be a prism (HFIELD); either geom a mesh when the group carries the mesh arrays."""
+    v1, f1 = _support2(d, b, 0, t1, p1, m1, s1, direction)
     if g1 > 0.0:
         v1 = v1 + direction * (0.5 * g1)
-    v2 = support(t2, p2, m2, s2, opposite)
+    v2, f2 = _support2(d, b, 1, t2, p2, m2, s2, opposite)
     if g2 > 0.0:
         v2 = v2 + opposite * (0.5 * g2)
-    return v1 - v2, v1, v2, support_index(t2, m2, s2, opposite), support_index(t1, m1, s1, direction)
+    return v1 - v2, v1, v2, f2, f1
 
 
 @ti.func
