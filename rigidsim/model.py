@@ -61,6 +61,7 @@ DSBL_CONTACT, DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 4, 1 << 5, 1 << 6, 1
 DSBL_CLAMPCTRL, DSBL_WARMSTART, DSBL_FILTERPARENT, DSBL_ACTUATION = 1 << 8, 1 << 9, 1 << 10, 1 << 11
 DSBL_REFSAFE, DSBL_SENSOR, DSBL_MIDPHASE, DSBL_EULERDAMP = 1 << 12, 1 << 13, 1 << 14, 1 << 15
 DSBL_NATIVECCD, DSBL_MULTICCD = 1 << 17, 1 << 19  # libccd instead of native GJK/EPA; one contact per convex pair
+DSBL_ISLAND = 1 << 18  # solve all constraint rows together instead of per constraint island
 ENBL_OVERRIDE = 1 << 0  # contact parameters from <option o_margin/o_solref/o_solimp/o_friction>
 
 

@@ -20,12 +20,12 @@ def test_render_follows_the_table(monkeypatch):
     """A new table line appears in every generated signature and group call."""
     text = kernel_args.KERNELS.read_text()
     last = L.DATA_ARGS[-1]
-    monkeypatch.setattr(L, "DATA_ARGS", L.DATA_ARGS + ("efc_J",))
+    monkeypatch.setattr(L, "DATA_ARGS", L.DATA_ARGS + ("future_array",))
     new = kernel_args.render(text)
     n_kernels = text.count("# >>> generated: signature")
-    assert new.count("efc_J: ND,") == n_kernels
+    assert new.count("future_array: ND,") == n_kernels
     # the new array closes every _data(...) group, right after the table's last one
-    assert new.count(" efc_J),") == text.count("# >>> generated: groups")
+    assert new.count(" future_array),") == text.count("# >>> generated: groups")
     assert new.count(f"{last},") == text.count("# >>> generated: groups") + text.count(f"{last},")
 
 

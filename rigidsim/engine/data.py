@@ -58,6 +58,10 @@ def unsupported_features(model: M.Model) -> List[str]:
             wrap.append(_name(model, "tendon", t))
     if armature:
         out.append(_feature("tendon armature", "tendon", armature))
+    flexeq = [_name(model, "eq", e) for e in range(model.neq)
+              if int(model.eq_type[e]) not in (M.EQ_CONNECT, M.EQ_WELD, M.EQ_JOINT, M.EQ_TENDON)]
+    if flexeq:
+        out.append(_feature("flex equality constraints", "equality", flexeq))
     if wrap:
         out.append(_feature("tendon wrapping around geoms", "tendon", wrap))
     if fluid and integ not in (M.INT_EULER, M.INT_RK4):
@@ -100,6 +104,11 @@ def _rows(n: int) -> int:
     return max(int(n), 1)
 
 
+def _size(sizes: Mapping[str, int], n) -> int:
+    """Rows or columns of a layout table entry: a size name of `array_sizes` (at least 1) or a constant."""
+    return _rows(sizes[n]) if isinstance(n, str) else int(n)
+
+
 def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:
     """The packed model arrays, keyed by the kernels' argument names (`layout.MODEL_ARGS`). `pair_options`:
     the resolved options the collision pair table reads (`collision_pairs.PAIR_OPTIONS`, their defaults
@@ -116,22 +125,30 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     body_f[:nbody, L.BODY_MASS] = model.body_mass
     body_f[:nbody, L.BODY_INERTIA:L.BODY_INERTIA + 3] = model.body_inertia
     body_f[:nbody, L.BODY_GRAVCOMP] = model.body_gravcomp
+    body_f[:nbody, L.BODY_INVWEIGHT0:L.BODY_INVWEIGHT0 + 2] = model.body_invweight0
     body_i = np.zeros((_rows(nbody), L.NBODY_I), i32)
     for col, name in ((L.BODY_PARENTID, "body_parentid"), (L.BODY_ROOTID, "body_rootid"),
                       (L.BODY_JNTNUM, "body_jntnum"), (L.BODY_JNTADR, "body_jntadr"),
                       (L.BODY_DOFNUM, "body_dofnum"), (L.BODY_DOFADR, "body_dofadr"),
                       (L.BODY_MOCAPID, "body_mocapid"), (L.BODY_SAMEFRAME, "body_sameframe")):
         body_i[:nbody, col] = getattr(model, name)
+    weld = np.asarray(model.body_weldid, np.int64)
+    welddofs = np.asarray(model.body_dofnum, np.int64)[weld]
+    body_i[:nbody, L.BODY_LASTDOF] = np.where(welddofs > 0, np.asarray(model.body_dofadr, np.int64)[weld] + welddofs - 1, -1)
 
     jnt_f = np.zeros((_rows(njnt), L.NJNT_F), f)
     jnt_f[:njnt, L.JNT_POS:L.JNT_POS + 3] = model.jnt_pos
     jnt_f[:njnt, L.JNT_AXIS:L.JNT_AXIS + 3] = model.jnt_axis
     jnt_f[:njnt, L.JNT_STIFFNESS] = model.jnt_stiffness
     jnt_f[:njnt, L.JNT_ACTFRCRANGE:L.JNT_ACTFRCRANGE + 2] = model.jnt_actfrcrange
+    jnt_f[:njnt, L.JNT_RANGE:L.JNT_RANGE + 2] = model.jnt_range
+    jnt_f[:njnt, L.JNT_MARGIN] = model.jnt_margin
+    jnt_f[:njnt, L.JNT_SOLREF:L.JNT_SOLREF + 2] = model.jnt_solref
+    jnt_f[:njnt, L.JNT_SOLIMP:L.JNT_SOLIMP + 5] = model.jnt_solimp
     jnt_i = np.zeros((_rows(njnt), L.NJNT_I), i32)
     for col, name in ((L.JNT_TYPE, "jnt_type"), (L.JNT_QPOSADR, "jnt_qposadr"), (L.JNT_DOFADR, "jnt_dofadr"),
                       (L.JNT_BODYID, "jnt_bodyid"), (L.JNT_ACTFRCLIMITED, "jnt_actfrclimited"),
-                      (L.JNT_ACTGRAVCOMP, "jnt_actgravcomp")):
+                      (L.JNT_ACTGRAVCOMP, "jnt_actgravcomp"), (L.JNT_LIMITED, "jnt_limited")):
         jnt_i[:njnt, col] = getattr(model, name)
     rootid = np.asarray(model.body_rootid)
     for j in range(njnt):
@@ -143,6 +160,10 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     dof_f[:nv, L.DOF_ARMATURE] = model.dof_armature
     dof_f[:nv, L.DOF_DAMPING] = model.dof_damping
     dof_f[:nv, L.DOF_M0] = model.dof_M0
+    dof_f[:nv, L.DOF_FRICTIONLOSS] = model.dof_frictionloss
+    dof_f[:nv, L.DOF_SOLREF:L.DOF_SOLREF + 2] = model.dof_solref
+    dof_f[:nv, L.DOF_SOLIMP:L.DOF_SOLIMP + 5] = model.dof_solimp
+    dof_f[:nv, L.DOF_INVWEIGHT0] = model.dof_invweight0
     dof_i = np.zeros((_rows(nv), L.NDOF_I), i32)
     for col, name in ((L.DOF_BODYID, "dof_bodyid"), (L.DOF_JNTID, "dof_jntid"), (L.DOF_PARENTID, "dof_parentid"),
                       (L.DOF_MADR, "dof_Madr"), (L.DOF_SIMPLENUM, "dof_simplenum")):
@@ -213,6 +234,14 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         ten_i[:nten, L.TEN_ADR] = model.tendon_adr
         ten_i[:nten, L.TEN_NUM] = model.tendon_num
         ten_i[:nten, L.TEN_FIXED] = np.asarray(model.wrap_type)[np.asarray(model.tendon_adr)] == M.WRAP_JOINT
+        ten_i[:nten, L.TEN_LIMITED] = model.tendon_limited
+        for col, name, w in ((L.TEN_RANGE, "tendon_range", 2), (L.TEN_MARGIN, "tendon_margin", 1),
+                             (L.TEN_SOLREF_LIM, "tendon_solref_lim", 2), (L.TEN_SOLIMP_LIM, "tendon_solimp_lim", 5),
+                             (L.TEN_SOLREF_FRI, "tendon_solref_fri", 2), (L.TEN_SOLIMP_FRI, "tendon_solimp_fri", 5),
+                             (L.TEN_FRICTIONLOSS, "tendon_frictionloss", 1),
+                             (L.TEN_INVWEIGHT0, "tendon_invweight0", 1), (L.TEN_LENGTH0, "tendon_length0", 1)):
+            ten_f[:nten, col:col + w] = np.asarray(getattr(model, name), np.float64).reshape(nten, w)
+    eq_f, eq_i = equality_arrays(model, f)
     wrap_i = np.zeros((_rows(nwrap), L.NWRAP_I), i32)
     wrap_f = np.zeros((_rows(nwrap), L.NWRAP_F), f)
     if nwrap:
@@ -311,6 +340,11 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_f[L.OPT_VISCOSITY] = opt.viscosity
     opt_f[L.OPT_PRUNETOL] = (pair_options or {}).get("contact_pruning_tolerance") or 0.0
     opt_f[L.OPT_CCDTOL] = opt.ccd_tolerance
+    opt_f[L.OPT_IMPRATIO] = opt.impratio
+    opt_f[L.OPT_TOLERANCE] = opt.tolerance
+    opt_f[L.OPT_LS_TOLERANCE] = opt.ls_tolerance
+    opt_f[L.OPT_NOSLIP_TOLERANCE] = opt.noslip_tolerance
+    opt_f[L.OPT_MEANINERTIA] = model.stat.meaninertia
     opt_i = np.zeros(L.NOPT_I, i32)
     opt_i[[L.SZ_NQ, L.SZ_NV, L.SZ_NU, L.SZ_NA, L.SZ_NBODY, L.SZ_NJNT, L.SZ_NGEOM, L.SZ_NSITE, L.SZ_NMOCAP,
            L.SZ_NM, L.SZ_NTENDON, L.SZ_NPAIR]] = [nq, nv, nu, model.na, nbody, njnt, ngeom, nsite, model.nmocap,
@@ -323,14 +357,20 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_JACROW] = jacrow
     opt_i[L.OPT_SAP] = int((pair_options or {}).get("broadphase_traversal", "sap") == "sap")
     opt_i[L.OPT_CCDITER] = opt.ccd_iterations
+    opt_i[[L.OPT_CONE, L.OPT_SOLVER, L.OPT_ITERATIONS, L.OPT_LS_ITERATIONS, L.OPT_NOSLIP_ITERATIONS]] = [
+        opt.cone, opt.solver, opt.iterations, opt.ls_iterations, opt.noslip_iterations]
     sizes = array_sizes(model, pair_options, tab)
+    opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
+    opt_i[L.SZ_NCONMAX] = sizes["nconmax"]
+    opt_i[L.SZ_NEQ] = model.neq
     assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates
-            opt_i[L.STR[name]] = _rows(sizes[rows]) * (_rows(sizes[cols]) if isinstance(cols, str) else cols)
+            opt_i[L.STR[name]] = _size(sizes, rows) * _size(sizes, cols)
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
-               ten_f=ten_f, ten_i=ten_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f, gcol_i=gcol_i, pair_f=pair_f,
+               ten_f=ten_f, ten_i=ten_i, eq_f=eq_f, eq_i=eq_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f,
+               gcol_i=gcol_i, pair_f=pair_f,
                pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, mesh_vert_i=mesh_vert_i,
                mesh_poly_f=mesh_poly_f, mesh_poly_i=mesh_poly_i, mesh_polyvert=mesh_polyvert,
                mesh_polymap=mesh_polymap, mesh_extrema=mesh_extrema, hfield_f=hfield_f, hfield_i=hfield_i,
@@ -342,6 +382,38 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         assert a.shape == shape and a.dtype == (f if kind == "f" else i32), (name, a.shape, shape)
     assert tuple(out) == L.MODEL_ARGS
     return out
+
+
+def equality_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
+    """eq_f, eq_i: the equality constraints' parameters, their bodies (connect and weld; a site's body) and the
+    rows' diagA of mj_diagApprox, which reads the model alone: connect the bodies' translation invweight0,
+    weld translation (rows 0-2) and rotation (rows 3-5), joint and tendon the objects' invweight0 summed."""
+    neq = model.neq
+    eq_f = np.zeros((_rows(neq), L.NEQ_F), fdtype)
+    eq_i = np.zeros((_rows(neq), L.NEQ_I), np.int32)
+    if not neq:
+        return eq_f, eq_i
+    eq_f[:neq, L.EQ_SOLREF:L.EQ_SOLREF + 2] = model.eq_solref
+    eq_f[:neq, L.EQ_SOLIMP:L.EQ_SOLIMP + 5] = model.eq_solimp
+    eq_f[:neq, L.EQ_DATA:L.EQ_DATA + 12] = model.eq_data
+    for col, name in ((L.EQ_TYPE, "eq_type"), (L.EQ_OBJ1ID, "eq_obj1id"), (L.EQ_OBJ2ID, "eq_obj2id"),
+                      (L.EQ_OBJTYPE, "eq_objtype")):
+        eq_i[:neq, col] = getattr(model, name)
+    bw = np.asarray(model.body_invweight0, np.float64).reshape(-1, 2)
+    for e in range(neq):
+        typ, o1, o2 = int(model.eq_type[e]), int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
+        eq_i[e, L.EQ_BODY1:L.EQ_BODY2 + 1] = -1
+        if typ in (M.EQ_CONNECT, M.EQ_WELD):
+            if int(model.eq_objtype[e]) == M.OBJ_SITE:
+                o1, o2 = int(model.site_bodyid[o1]), int(model.site_bodyid[o2])
+            eq_i[e, L.EQ_BODY1], eq_i[e, L.EQ_BODY2] = o1, o2
+            eq_f[e, L.EQ_INVWEIGHT] = bw[o1, 0] + bw[o2, 0]
+            eq_f[e, L.EQ_INVWEIGHT + 1] = bw[o1, 1] + bw[o2, 1]
+        elif typ in (M.EQ_JOINT, M.EQ_TENDON):
+            w = (np.asarray(model.dof_invweight0, np.float64)[np.asarray(model.jnt_dofadr)] if typ == M.EQ_JOINT
+                 else np.asarray(model.tendon_invweight0, np.float64))
+            eq_f[e, L.EQ_INVWEIGHT] = w[o1] + w[o2] if o2 >= 0 else w[o1]
+    return eq_f, eq_i
 
 
 def wrap_period(model: M.Model, i: int) -> float:
@@ -391,18 +463,44 @@ def rk_width(model: M.Model) -> int:
 def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
-    overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex or
+    overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex, mesh or
     height-field pairs). `tab`: the candidate pairs' `params.pair_table` when the caller has it already."""
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
     if tab is None:
         tab = CPRM.pair_table(model, *CP.collision_pairs(model, r))
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
     nccdf, nccdi = 0, 0
-    if {"convex", "convex_multi", "hfield"} & set(tab["collider"]):  # GJK/EPA's scratch (imported only then:
-        from rigidsim.engine.collision.support import scratch_size  # it is kernel code)
+    if {"convex", "convex_multi", "hfield", "mesh", "mesh_multi"} & set(tab["collider"]):  # GJK/EPA's scratch
+        from rigidsim.engine.collision.support import scratch_size  # (imported only then: it is kernel code)
 
-        nccdf, nccdi = scratch_size(model.opt.ccd_iterations)
-    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi)
+        npoly = int(np.max(model.mesh_polyvertnum)) if "mesh_multi" in set(tab["collider"]) and model.nmeshpoly else 0
+        nccdf, nccdi = scratch_size(model.opt.ccd_iterations, npoly)  # npoly: the multi-contact clips mesh polygons
+    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi,
+                nefcmax=efc_rows(model, nconmax, max((int(x) for x in tab["dim"]), default=1)))
+
+
+def efc_rows(model: M.Model, nconmax: int, maxdim: int) -> int:
+    """The most constraint rows an env can have: every equality (connect 3, weld 6, joint and tendon 1),
+    every dof and tendon with friction loss, two per limited hinge, slide or tendon (both sides can be within
+    the margin), one per limited ball joint, and nconmax contacts of the largest condim (pyramidal: 2 (dim - 1)
+    rows, elliptic: dim); MuJoCo's disable flags drop what they switch off."""
+    flags = int(model.opt.disableflags)
+    if flags & M.DSBL_CONSTRAINT:
+        return 0
+    n = 0
+    if not flags & M.DSBL_EQUALITY:
+        n += sum({M.EQ_CONNECT: 3, M.EQ_WELD: 6}.get(int(t), 1) for t in model.eq_type)
+    if not flags & M.DSBL_FRICTIONLOSS:
+        n += int(np.count_nonzero(model.dof_frictionloss > 0)) + int(np.count_nonzero(model.tendon_frictionloss > 0))
+    if not flags & M.DSBL_LIMIT:
+        lim = np.asarray(model.jnt_limited, bool)
+        ball = np.asarray(model.jnt_type) == M.JNT_BALL
+        n += 2 * int(np.count_nonzero(lim & ~ball)) + int(np.count_nonzero(lim & ball))
+        n += 2 * int(np.count_nonzero(model.tendon_limited))
+    if not flags & M.DSBL_CONTACT:
+        per = maxdim if model.opt.cone == M.CONE_ELLIPTIC else max(2 * (maxdim - 1), 1)
+        n += nconmax * per
+    return n
 
 
 def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
@@ -411,7 +509,8 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None)
     (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`
     (`tab`: their pair table, when the caller has it)."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
-                njnt=model.njnt, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite, ntendon=model.ntendon,
+                njnt=model.njnt, neq=model.neq, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite,
+                ntendon=model.ntendon,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
@@ -423,7 +522,8 @@ def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]
               sizes: Optional[Mapping[str, int]] = None) -> Dict[str, np.ndarray]:
     """Zeroed batched Data arrays as `layout.DATA_ARRAYS` lists them, keyed by the kernels' argument names:
     [B] for one value per env, [B, rows] for one column, else [B, rows, columns]; `r`: the resolved options
-    (the contact capacity), or `sizes`: their `array_sizes`, computed once by the caller."""
+    (the contact capacity), or `sizes`: their `array_sizes`, computed once by the caller. eq_active starts as
+    the model's eq_active0 (MuJoCo's mj_resetData)."""
     B = int(n_envs)
     sizes = array_sizes(model, r) if sizes is None else sizes
     out = {}
@@ -431,10 +531,11 @@ def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]
         if rows is None:
             shape = (B,)
         elif cols == 1:
-            shape = (B, _rows(sizes[rows]))
+            shape = (B, _size(sizes, rows))
         else:
-            shape = (B, _rows(sizes[rows]), _rows(sizes[cols]) if isinstance(cols, str) else cols)
+            shape = (B, _size(sizes, rows), _size(sizes, cols))
         out[name] = np.zeros(shape, np.int32 if L.DATA_KIND[name] == "i" else fdtype)
+    out["eq_active"][:, :model.neq] = np.asarray(model.eq_active0, np.int32)
     return out
 
 
@@ -456,6 +557,7 @@ DATA_FIELDS: Dict[str, Tuple[str, object, int, str, Tuple[int, ...]]] = {
     "qfrc_gravcomp": ("dof", L.QFRC_GRAVCOMP, 1, "nv", ()), "qfrc_spring": ("dof", L.QFRC_SPRING, 1, "nv", ()),
     "qfrc_damper": ("dof", L.QFRC_DAMPER, 1, "nv", ()), "qfrc_fluid": ("dof", L.QFRC_FLUID, 1, "nv", ()),
     "ten_length": ("ten", L.TEN_LENGTH, 1, "ntendon", ()), "ten_velocity": ("ten", L.TEN_VELOCITY, 1, "ntendon", ()),
+    "eq_active": ("eq_active", None, 0, "neq", ()),
     "qLD": ("M", L.QLD, 1, "nM", ()), "qM_sparse": ("M", L.QM, 1, "nM", ()),
     "geom_xpos": ("geom", L.FXPOS, 3, "ngeom", (3,)), "geom_xmat": ("geom", L.FXMAT, 9, "ngeom", (3, 3)),
     "site_xpos": ("site", L.FXPOS, 3, "nsite", (3,)), "site_xmat": ("site", L.FXMAT, 9, "nsite", (3, 3)),

@@ -27,7 +27,7 @@ from rigidsim.engine.layout import (
     ACT_ACTADR, ACT_ACTNUM, DOF_DAMPING, DOF_MADR, DSBL_ACTUATION, DSBL_DAMPER, INT_APPROX_IMPLICITFAST, INT_EULER,
     INT_IMPLICITFAST, INT_RK4, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, OPT_DISABLEFLAGS,
     OPT_EULERDAMP, OPT_TIMESTEP, QACC_FREE, QACC_INT, QACC_SMOOTH, QFRC_ACTUATOR, QFRC_BIAS, QFRC_PASSIVE,
-    QFRC_SMOOTH, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NTENDON, SZ_NU, SZ_NV,
+    QFRC_SMOOTH, QFRC_CONSTRAINT, QACC_WARMSTART, NDM, QH, QHDIAGINV, QLD, QLDIAGINV, QM, SZ_NA, SZ_NJNT, SZ_NM, SZ_NQ, SZ_NTENDON, SZ_NU, SZ_NV,
     TEN_DAMPING, ACT_DYNTYPE, ACT_WRAPPERIOD, ACTUATOR_LENGTH, DYN_INTEGRATOR, CDOF, CDOF_DOT, CRB, CVEL, JNT_BODYID, JNT_STANDALONE,
 )
 from rigidsim.engine.passive import passive
@@ -74,8 +74,19 @@ def fwd_acceleration(m: ti.template(), d: ti.template(), b, simple: ti.template(
 
 
 @ti.func
-def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
-    """The smooth forward pass at the current state of env b; writes qacc."""
+def no_constraint(m: ti.template(), d: ti.template(), b, kinds: ti.template()):
+    """The constraint stage of a scene without constraints: qacc = qacc_smooth."""
+    for i in range(m.opt_i[SZ_NV]):
+        d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+
+
+@ti.func
+def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template(), constraint: ti.template(),
+            kinds: ti.template()):
+    """The forward pass at the current state of env b; writes qacc. `constraint`: `no_constraint` for the
+    smooth pass alone (qacc = qacc_smooth), or the constraint stage (`rigidsim.engine.constraint.stage.constraint_stage`,
+    from a module imported only for scenes with constraints) run after the smooth acceleration with the
+    collider mask `kinds`; it writes qacc and qfrc_constraint."""
     # position
     kinematics(m, d, b, True)
     com_pos(m, d, b)
@@ -98,9 +109,7 @@ def forward(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
         factor_m(m, d, b, QLD, QLD, QLDIAGINV, True)  # crb wrote qM into QLD too
     # acceleration
     fwd_acceleration(m, d, b, ti.static(integrator != INT_APPROX_IMPLICITFAST))
-    # constraints: none yet, qacc = qacc_smooth
-    for i in range(m.opt_i[SZ_NV]):
-        d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+    constraint(m, d, b, kinds)
 
 
 # ----------------------------------------------------------------------------- integration
@@ -171,7 +180,7 @@ def euler(m: ti.template(), d: ti.template(), b):
             d.M.arr[mb + adr * NDM + QH] = d.M.arr[mb + adr * NDM + QH] + (h * m.dof_f[i, DOF_DAMPING])
         factor_m(m, d, b, QH, QH, QHDIAGINV, True)  # a diagonal change keeps simple rows simple
         for i in range(nv):
-            d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
+            d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH] + d.dof[b, i, QFRC_CONSTRAINT]
         solve_m(m, d, b, QH, QHDIAGINV, QACC_INT, True)
     else:
         for i in range(nv):
@@ -214,7 +223,8 @@ def free_body_implicit(m: ti.template(), d: ti.template(), b):
                     # qM and qDeriv (both symmetric) are stored in row max(r, k), column min(r, k)
                     adr = m.dof_i[da + ti.max(r, k), DOF_MADR] + ti.abs(r - k)
                     a[r, k] = d.M[b, adr, QM] - h * (d.M[b, adr, QH] - dbias)
-            x = ti.Vector([d.dof[b, da + r, QFRC_SMOOTH] for r in ti.static(range(6))])
+            x = ti.Vector([d.dof[b, da + r, QFRC_SMOOTH] + d.dof[b, da + r, QFRC_CONSTRAINT]
+                           for r in ti.static(range(6))])
             # Gaussian elimination (the matrix is the positive definite qM block plus an O(h) term)
             for p in ti.static(range(6)):
                 for r in ti.static(range(p + 1, 6)):
@@ -237,7 +247,7 @@ def implicitfast(m: ti.template(), d: ti.template(), b):
     implicit_matrix(m, d, b, True)
     factor_m(m, d, b, QH, QH, QHDIAGINV, False)
     for i in range(m.opt_i[SZ_NV]):
-        d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH]
+        d.dof[b, i, QACC_INT] = d.dof[b, i, QFRC_SMOOTH] + d.dof[b, i, QFRC_CONSTRAINT]
     solve_m(m, d, b, QH, QHDIAGINV, QACC_INT, False)
     for j in range(m.opt_i[SZ_NJNT]):
         if m.jnt_i[j, JNT_STANDALONE] != 0:
@@ -378,7 +388,10 @@ def rk_finish(m: ti.template(), d: ti.template(), b):
 
 @ti.func
 def integrate(m: ti.template(), d: ti.template(), b, integrator: ti.template()):
-    """The update after the forward pass(es) of one step."""
+    """The update after the forward pass(es) of one step; qacc (the last forward pass's) is kept as the next
+    step's solver warmstart, as mj_advance keeps it."""
+    for i in range(m.opt_i[SZ_NV]):
+        d.dof[b, i, QACC_WARMSTART] = d.qacc[b, i]
     if ti.static(integrator == INT_EULER):
         euler(m, d, b)
     elif ti.static(integrator == INT_IMPLICITFAST):

@@ -23,8 +23,8 @@ from rigidsim.engine.lang import impl, kernel
 
 from rigidsim.engine import layout as L
 from rigidsim.engine import math as sm
-from rigidsim.engine.forward import forward, integrate, rk_prepare, rk_store
-from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
+from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
+from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
 from rigidsim.engine.smooth import kinematics
 
 ND = ti.types.ndarray()
@@ -92,14 +92,16 @@ def kinematics_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
+    gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
     mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND, hfield_f: ND, hfield_i: ND,
     hfield_data: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
-    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND,
+    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
+    solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     spread: ti.i32,
@@ -110,12 +112,13 @@ def kinematics_kernel(
             kinematics(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
-                       mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema,
-                       hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap,
+                       mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i),
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
                 # <<< generated
                 b, True)
 
@@ -125,14 +128,16 @@ def forward_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
+    gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
     mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND, hfield_f: ND, hfield_i: ND,
     hfield_data: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
-    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND,
+    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
+    solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     spread: ti.i32, integrator: ti.template(),
@@ -143,14 +148,15 @@ def forward_kernel(
             forward(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
-                       mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema,
-                       hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap,
+                       mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i),
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
                 # <<< generated
-                b, integrator)
+                b, integrator, no_constraint, 0)
 
 
 @ti.func
@@ -168,8 +174,15 @@ def _check(x, kind, b, gs, status: ti.template()):
 
 
 @ti.func
-def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t):
-    """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat)."""
+def no_extra(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, o, contacts):
+    """The frame of a scene without constraints ends with xquat."""
+    pass
+
+
+@ti.func
+def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, extra: ti.template(), contacts):
+    """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat), then what `extra` records (the
+    constraint fields of `layout.frame_layout`, `contacts`: with the contact rows)."""
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
@@ -199,12 +212,14 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t):
     for i in range(nbody):
         for c in ti.static(range(4)):
             frames[t, b, o + 4 * i + c] = d.body[b, i, XQUAT + c]
+    extra(m, d, b, frames, t, o + 4 * nbody, contacts)
 
 
 @ti.func
 def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
                  status: ti.template(), s0, nsteps, every, frame0, final, use_ctrl, record,
-                 integrator: ti.template()):
+                 integrator: ti.template(), constraint: ti.template(), kinds: ti.template(), extra: ti.template(),
+                 contacts):
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
@@ -238,8 +253,15 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                     if ti.static(integrator == INT_RK4):  # the other integrators do not carry RK4's code
                         if stage > 0:
                             rk_prepare(m, d, b, stage)
-                    forward(m, d, b, integrator)
-                    if stage == 0:
+                    forward(m, d, b, integrator, constraint, kinds)
+                    if d.ncon[b] > m.opt_i[SZ_NCONMAX]:  # more contacts than max_contacts: stop, drop nothing
+                        alive = 0
+                        if status[b, 0] == 0:
+                            status[b, 0] = 1
+                            status[b, 1] = gs
+                            status[b, 2] = 4
+                            status[b, 3] = d.ncon[b]
+                    if alive and stage == 0:
                         z = 0.0
                         for i in range(nv):
                             z = z + (d.qacc[b, i] - d.qacc[b, i])
@@ -249,7 +271,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                                     alive = 0
                         # every every-th step, and the final state when every does not divide the run
                         if alive and record != 0 and (gs % every == 0 or s == nsteps):
-                            _record(m, d, b, frames, (gs + every - 1) // every - frame0)
+                            _record(m, d, b, frames, (gs + every - 1) // every - frame0, extra, contacts)
                     if ti.static(integrator == INT_RK4):
                         if s < nsteps:
                             rk_store(m, d, b, stage)
@@ -264,14 +286,16 @@ def rollout_kernel(
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
-    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, wrap_f: ND, wrap_i: ND, gcol_f: ND,
-    gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
+    gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, mesh_vert: ND, mesh_graph: ND, mesh_vert_i: ND, mesh_poly_f: ND,
     mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND, hfield_f: ND, hfield_i: ND,
     hfield_data: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
-    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND,
+    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
+    solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
@@ -285,11 +309,13 @@ def rollout_kernel(
             _rollout_env(
                 # >>> generated: groups
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, mesh_vert,
-                       mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema,
-                       hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert, mesh_polymap,
+                       mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i),
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
                 # <<< generated
-                b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator)
+                b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator,
+                no_constraint, 0, no_extra, 0)

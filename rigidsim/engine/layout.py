@@ -17,21 +17,26 @@ from __future__ import annotations
 # ----------------------------------------------------------------------------- model: bodies
 BODY_POS, BODY_QUAT, BODY_IPOS, BODY_IQUAT = 0, 3, 7, 10
 BODY_MASS, BODY_INERTIA, BODY_GRAVCOMP = 14, 15, 18
-NBODY_F = 19
+BODY_INVWEIGHT0 = 19  # body_invweight0: translation, rotation
+NBODY_F = 21
 BODY_PARENTID, BODY_ROOTID, BODY_JNTNUM, BODY_JNTADR = 0, 1, 2, 3
 BODY_DOFNUM, BODY_DOFADR, BODY_MOCAPID, BODY_SAMEFRAME = 4, 5, 6, 7
-NBODY_I = 8
+BODY_LASTDOF = 8  # the last dof that moves the body (of its weld root, body_weldid), -1 for none: Jacobians' start
+NBODY_I = 9
 
 # ----------------------------------------------------------------------------- model: joints
 JNT_POS, JNT_AXIS, JNT_STIFFNESS, JNT_ACTFRCRANGE = 0, 3, 6, 7
-NJNT_F = 9
+JNT_RANGE, JNT_MARGIN, JNT_SOLREF, JNT_SOLIMP = 9, 11, 12, 14  # limits: jnt_range, jnt_margin, solref, solimp
+NJNT_F = 19
 JNT_TYPE, JNT_QPOSADR, JNT_DOFADR, JNT_BODYID, JNT_ACTFRCLIMITED, JNT_ACTGRAVCOMP = 0, 1, 2, 3, 4, 5
 JNT_STANDALONE = 6  # a free joint whose tree has no other dofs (implicitfast solves its block exactly)
-NJNT_I = 7
+JNT_LIMITED = 7  # 1: the joint's limit makes constraint rows (jnt_limited, and limits enabled)
+NJNT_I = 8
 
 # ----------------------------------------------------------------------------- model: dofs
 DOF_ARMATURE, DOF_DAMPING, DOF_M0 = 0, 1, 2
-NDOF_F = 3
+DOF_FRICTIONLOSS, DOF_SOLREF, DOF_SOLIMP, DOF_INVWEIGHT0 = 3, 4, 6, 11  # dry friction rows: dof_solref/solimp
+NDOF_F = 12
 DOF_BODYID, DOF_JNTID, DOF_PARENTID, DOF_MADR, DOF_SIMPLENUM, DOF_MROWNNZ = 0, 1, 2, 3, 4, 5
 NDOF_I = 6
 
@@ -65,13 +70,27 @@ TRNK_DOF, TRNK_ROW = 0, 2
 
 # ----------------------------------------------------------------------------- model: tendons and their wraps
 TEN_STIFFNESS, TEN_DAMPING, TEN_LENGTHSPRING = 0, 1, 2
-NTEN_F = 4
+# the tendon's constraint rows: tendon_range, margin, solref_lim, solimp_lim, solref_fri, solimp_fri,
+# frictionloss, invweight0 (diagA), length0 (tendon equalities' reference)
+TEN_RANGE, TEN_MARGIN, TEN_SOLREF_LIM, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLIMP_FRI = 4, 6, 7, 9, 14, 16
+TEN_FRICTIONLOSS, TEN_INVWEIGHT0, TEN_LENGTH0 = 21, 22, 23
+NTEN_F = 24
 TEN_ADR, TEN_NUM, TEN_FIXED = 0, 1, 2  # TEN_FIXED: the first wrap is a joint (MuJoCo's fixed tendon)
-NTEN_I = 3
+TEN_LIMITED = 3  # tendon_limited
+NTEN_I = 4
 WRAP_TYPE, WRAP_OBJID, WRAP_BODYID = 0, 1, 2  # WRAP_BODYID: a site's body (-1 for other wraps)
 NWRAP_I = 3
 WRAP_PRM = 0
 NWRAP_F = 1
+
+# ----------------------------------------------------------------------------- model: equality constraints
+# eq_solref, eq_solimp, eq_data (mjNEQDATA = 12), and EQ_INVWEIGHT: the rows' diagA (mj_diagApprox: connect
+# and weld translation, weld rotation; joint and tendon: the objects' invweight0 summed)
+EQ_SOLREF, EQ_SOLIMP, EQ_DATA, EQ_INVWEIGHT = 0, 2, 7, 19
+NEQ_F = 21
+# eq_type, eq_obj1id, eq_obj2id, eq_objtype; EQ_BODY1/2: connect and weld's bodies (a site's body), -1 otherwise
+EQ_TYPE, EQ_OBJ1ID, EQ_OBJ2ID, EQ_OBJTYPE, EQ_BODY1, EQ_BODY2 = 0, 1, 2, 3, 4, 5
+NEQ_I = 6
 
 # ----------------------------------------------------------------------------- model: geoms' collision shapes
 GEOM_SIZE, GEOM_RBOUND = 0, 3  # geom_size, geom_rbound
@@ -123,15 +142,22 @@ NQPOS_F = 2
 OPT_TIMESTEP, OPT_GRAVITY, OPT_WIND, OPT_DENSITY, OPT_VISCOSITY = 0, 1, 4, 7, 8
 OPT_PRUNETOL = 9  # contact_pruning_tolerance (0: off): contacts of a pair closer than this are merged
 OPT_CCDTOL = 10  # opt.ccd_tolerance: GJK/EPA's tolerance
-NOPT_F = 11
+# the constraint solver: opt.impratio, tolerance, ls_tolerance, noslip_tolerance; stat.meaninertia
+OPT_IMPRATIO, OPT_TOLERANCE, OPT_LS_TOLERANCE, OPT_NOSLIP_TOLERANCE, OPT_MEANINERTIA = 11, 12, 13, 14, 15
+NOPT_F = 16
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 SZ_NPAIR = 16  # rows of pair_i
 OPT_SAP = 17  # broadphase: 1 sweep-and-prune, 0 every candidate pair (broadphase_traversal)
 OPT_CCDITER = 18  # opt.ccd_iterations: GJK/EPA's iteration limit (the convex collider's scratch is sized on it)
+# the constraint solver: opt.cone (CONE_*), opt.solver (SOLVER_*), iterations, ls_iterations, noslip_iterations;
+# SZ_NEFCMAX: rows of efc_J / efc / efc_i per env
+OPT_CONE, OPT_SOLVER, OPT_ITERATIONS, OPT_LS_ITERATIONS, OPT_NOSLIP_ITERATIONS, SZ_NEFCMAX = 19, 20, 21, 22, 23, 24
+SZ_NCONMAX = 25  # contact rows per env (max_contacts): the collider's capacity inside a step
+SZ_NEQ = 26  # equality constraints (rows of eq_f, eq_i, eq_active)
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 19
+OPT_STRIDES = 27
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -149,7 +175,8 @@ QFRC_BIAS, QFRC_PASSIVE, QFRC_ACTUATOR, QFRC_SMOOTH, QACC_SMOOTH = 12, 13, 14, 1
 QLDIAGINV, QFRC_GRAVCOMP, QFRC_SPRING, QFRC_DAMPER = 17, 18, 19, 20
 QACC_FREE, QHDIAGINV, QACC_INT = 21, 22, 23  # implicit integration scratch
 QFRC_FLUID = 24
-NDDOF = 25
+QFRC_CONSTRAINT, QACC_WARMSTART = 25, 26  # the solver's result and the next step's starting point
+NDDOF = 27
 
 # ----------------------------------------------------------------------------- data: mass matrix [B, nM, NDM]
 QM, QLD, QH = 0, 1, 2  # QH holds qDeriv (reduced to qM's sparsity) while implicit integration builds it
@@ -176,15 +203,67 @@ NDCON = 13
 # ints [B, nconmax, NDCON_I]: the two geoms (geom 1 of the lower type, as MuJoCo orders them) and the row of
 # the candidate pair table the contact came from (its parameters are that row's)
 CON_GEOM1, CON_GEOM2, CON_PAIR = 0, 1, 2
-NDCON_I = 3
+CON_EFCADR = 3  # the contact's first constraint row (-1: no rows, e.g. in the gap)
+NDCON_I = 4
+
+# ----------------------------------------------------------------------------- data: constraint rows [B, nefcmax, NDEFC]
+# MuJoCo's efc_* of env b, rows in its order (equality, friction loss, limits, contacts); efc_J [B, nefcmax, nv]
+# dense. EFC_MU: a contact's regularized friction con.mu (on every row of the contact); EFC_FRICTION: the
+# friction coefficient of the row's tangent direction (pyramidal rows k: friction[k // 2]; elliptic row j >= 1:
+# friction[j - 1]; 0 otherwise). EFC_JAREF, EFC_JV, EFC_QUAD: the solver's per-row scratch.
+EFC_POS, EFC_MARGIN, EFC_FRICTIONLOSS, EFC_DIAGA, EFC_R, EFC_D, EFC_AREF, EFC_VEL = 0, 1, 2, 3, 4, 5, 6, 7
+EFC_FORCE, EFC_JAREF, EFC_MU, EFC_FRICTION, EFC_K, EFC_B, EFC_IMP = 8, 9, 10, 11, 12, 13, 14
+EFC_JV, EFC_QUAD = 15, 16  # EFC_QUAD: 3 floats
+NDEFC = 19
+# ints: MuJoCo's efc_type (CNSTR_*), efc_id (the equality, dof, joint, tendon or contact), efc_state
+# (CNSTRSTATE_*); EFC_DIM: the contact's condim (0 for other rows); EFC_BLOCK: the row's index within its contact
+EFC_TYPE, EFC_ID, EFC_STATE, EFC_DIM, EFC_BLOCK = 0, 1, 2, 3, 4
+NDEFC_I = 5
+# per env [B, NEFC_N]: row counts (ne, nf, nl, nefc) and the solver's outcome (iterations, 1 when it converged)
+EFCN_NE, EFCN_NF, EFCN_NL, EFCN_NEFC, EFCN_NITER, EFCN_CONVERGED = 0, 1, 2, 3, 4, 5
+NEFC_N = 6
+CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON = 0, 1, 2, 3, 4
+CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL, CNSTR_CONTACT_ELLIPTIC = 5, 6, 7
+CNSTRSTATE_SATISFIED, CNSTRSTATE_QUADRATIC, CNSTRSTATE_LINEARNEG, CNSTRSTATE_LINEARPOS, CNSTRSTATE_CONE = 0, 1, 2, 3, 4
+
+# ----------------------------------------------------------------------------- data: the constraint solver's scratch
+# (rigidsim.engine.solver; nothing outside it reads these)
+# solver_v [B, nv, NSOLV]: per-dof vectors of the primal solver, indexed by dof: M*qacc, M*search, the gradient,
+# the preconditioned gradient (M or H solve), the search direction, CG's previous gradient and preconditioned
+# gradient, a rank-1 update vector, 6 rows of L'J for a cone's Cholesky update (noslip reuses them), and
+# the island's qacc while it is solved
+SV_MA, SV_MV, SV_GRAD, SV_MGRAD, SV_SEARCH, SV_GRADOLD, SV_MGRADOLD, SV_UPD, SV_LTJ = 0, 1, 2, 3, 4, 5, 6, 7, 8
+SV_QACC = 14
+NSOLV = 15
+# solver_vi [B, nv, NSOLVI] ints: SVI_TREE the dof's kinematic tree (named by its first dof), SVI_PARENT the
+# union-find parent of a tree (rows of first dofs), SVI_ISLAND the dof's constraint island (-1: none),
+# SVI_LIST row k: the k-th dof of the island being solved, SVI_POS the dof's position in that list,
+# SVI_NITER row k: island k's iterations
+SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER = 0, 1, 2, 3, 4, 5
+NSOLVI = 6
+# solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
+# row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
+# (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart)
+SEI_OLDSTATE, SEI_ISLAND, SEI_LIST, SEI_STATE = 0, 1, 2, 3
+NSOLEI = 4
+# solver_H, solver_Hcone [B, nv, nv]: the dense Newton Hessian's Cholesky factor (lower triangle, indexed by
+# position in the island), and the same with the elliptic cones' rank updates
+# solver_n [B, NSOLN] ints: the number of islands of the last solve
+SN_NISLAND = 0
+NSOLN = 1
 
 # ----------------------------------------------------------------------------- MuJoCo's enums
 # Defined once, in rigidsim.model (MuJoCo's names and values), and re-exported here as plain module-level
 # ints, so kernels read them as `L.JNT_FREE` or `from rigidsim.engine.layout import JNT_FREE`.
 from rigidsim.model import (  # noqa: E402
     BIAS_AFFINE as BIAS_AFFINE, BIAS_NONE as BIAS_NONE,
+    CONE_ELLIPTIC as CONE_ELLIPTIC, CONE_PYRAMIDAL as CONE_PYRAMIDAL,
+    SOLVER_CG as SOLVER_CG, SOLVER_NEWTON as SOLVER_NEWTON, SOLVER_PGS as SOLVER_PGS,
     DSBL_ACTUATION as DSBL_ACTUATION, DSBL_CLAMPCTRL as DSBL_CLAMPCTRL, DSBL_DAMPER as DSBL_DAMPER,
     DSBL_EULERDAMP as DSBL_EULERDAMP, DSBL_GRAVITY as DSBL_GRAVITY, DSBL_SPRING as DSBL_SPRING,
+    DSBL_CONSTRAINT as DSBL_CONSTRAINT, DSBL_CONTACT as DSBL_CONTACT, DSBL_EQUALITY as DSBL_EQUALITY,
+    DSBL_FRICTIONLOSS as DSBL_FRICTIONLOSS, DSBL_LIMIT as DSBL_LIMIT, DSBL_REFSAFE as DSBL_REFSAFE,
+    DSBL_WARMSTART as DSBL_WARMSTART, DSBL_ISLAND as DSBL_ISLAND,
     DYN_FILTER as DYN_FILTER, DYN_FILTEREXACT as DYN_FILTEREXACT, DYN_INTEGRATOR as DYN_INTEGRATOR,
     DYN_NONE as DYN_NONE,
     GAIN_AFFINE as GAIN_AFFINE, GAIN_FIXED as GAIN_FIXED,
@@ -200,17 +279,26 @@ from rigidsim.model import (  # noqa: E402
 
 MINVAL = 1e-15  # mjMINVAL
 
-# rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes)
+# rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes); a scene
+# with constraints adds [ncon, nefc, solver_niter, solver_converged, qfrc_constraint] and, when contacts are
+# recorded, ncon_rec rows of NCREC floats (`CREC_*`: the two geoms, position, normal from geom 1 to geom 2,
+# dist, the force geom 1 exerts on geom 2 in world coordinates; rows past ncon are zero)
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
+CONSTRAINT_KEYS = ("ncon", "nefc", "solver_niter", "solver_converged", "qfrc_constraint")
+CREC_GEOM, CREC_POS, CREC_NORMAL, CREC_DIST, CREC_FORCE = 0, 2, 5, 8, 9
+NCREC = 12
 
 
-def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int):
+def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: bool = False, ncon_rec: int = 0):
     """Offsets and shapes of the fields of one recorded frame, and its width."""
     sizes = {"time": (1, ()), "qpos": (nq, (nq,)), "qvel": (nv, (nv,)), "qacc": (nv, (nv,)),
              "ctrl": (nu, (nu,)), "act": (na, (na,)), "xpos": (3 * nbody, (nbody, 3)),
-             "xquat": (4 * nbody, (nbody, 4))}
+             "xquat": (4 * nbody, (nbody, 4)), "ncon": (1, ()), "nefc": (1, ()), "solver_niter": (1, ()),
+             "solver_converged": (1, ()), "qfrc_constraint": (nv, (nv,)),
+             "contacts": (NCREC * ncon_rec, (ncon_rec, NCREC))}
+    keys = FRAME_KEYS + (CONSTRAINT_KEYS if constraint else ()) + (("contacts",) if constraint and ncon_rec else ())
     out, off = {}, 0
-    for k in FRAME_KEYS:
+    for k in keys:
         n, shape = sizes[k]
         out[k] = (off, n, shape)
         off += n
@@ -237,6 +325,11 @@ DATA_ARRAYS = (
     ("nbroad", None, 1, "i"),
     ("sap_f", "ngeom", 2), ("sap_i", "ngeom", 1, "i"), ("pair_hit", "npair", 1, "i"),
     ("ccd_f", "nccdf", 1), ("ccd_i", "nccdi", 1, "i"),  # the convex collider's scratch (GJK simplex, EPA polytope)
+    ("efc_J", "nefcmax", "nv"), ("efc", "nefcmax", NDEFC), ("efc_i", "nefcmax", NDEFC_I, "i"),
+    ("efc_n", NEFC_N, 1, "i"),
+    ("eq_active", "neq", 1, "i"),  # MuJoCo's eq_active: 1 while equality e makes rows (from eq_active0)
+    ("solver_v", "nv", NSOLV), ("solver_vi", "nv", NSOLVI, "i"), ("solver_efc_i", "nefcmax", NSOLEI, "i"),
+    ("solver_H", "nv", "nv"), ("solver_Hcone", "nv", "nv"), ("solver_n", NSOLN, 1, "i"),
 )
 # opt_i column of each data array's per-env stride (elements from one env's rows to the next's)
 STR = {a[0]: OPT_STRIDES + k for k, a in enumerate(x for x in DATA_ARRAYS if x[1] is not None)}
@@ -254,6 +347,7 @@ MODEL_ARRAYS = (
     ("act_f", "nu", NACT_F, "f"), ("act_i", "nu", NACT_I, "i"),
     ("qpos_f", "nq", NQPOS_F, "f"),
     ("ten_f", "ntendon", NTEN_F, "f"), ("ten_i", "ntendon", NTEN_I, "i"),
+    ("eq_f", "neq", NEQ_F, "f"), ("eq_i", "neq", NEQ_I, "i"),
     ("wrap_f", "nwrap", NWRAP_F, "f"), ("wrap_i", "nwrap", NWRAP_I, "i"),
     ("gcol_f", "ngeom", NGCOL_F, "f"), ("gcol_i", "ngeom", NGCOL_I, "i"),
     ("pair_f", "npair", NPAIR_F, "f"), ("pair_i", "npair", NPAIR_I, "i"),

@@ -68,12 +68,29 @@ class Simulator:
 
         # the colliders this scene's pairs use: the collision kernel is compiled with those alone
         self._kinds = kinds_of(mp["pair_i"][:self.npair, L.PAIR_COLLIDER])
+        # a scene that can have constraint rows runs the constraint stage in its forward passes, compiled for
+        # its colliders and the solver parts its options use
+        self.nefcmax = int(mp["opt_i"][L.SZ_NEFCMAX])
+        if self.nefcmax:
+            from rigidsim.engine.constraint.instantiate import rows_of
+            from rigidsim.engine.constraint.stage import stage_mask
+            from rigidsim.engine.solver.variant import variant_of
+
+            self._cfg = stage_mask(self._kinds, variant_of(model), rows_of(model, self._kinds != 0))
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
-        self._layout, self._fwidth = L.frame_layout(model.nq, model.nv, model.nu, model.na, model.nbody)
+        self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
         self.reset()
+
+    def _set_layout(self, contacts: bool) -> None:
+        """The frame layout of rollouts: with the constraint fields in a scene with constraints, and its
+        contacts when `contacts`."""
+        m = self.model
+        self._rec_contacts = bool(contacts and self.nefcmax and self.npair)
+        ncon_rec = self._sizes["nconmax"] if self._rec_contacts else 0
+        self._layout, self._fwidth = L.frame_layout(m.nq, m.nv, m.nu, m.na, m.nbody, bool(self.nefcmax), ncon_rec)
 
     # ------------------------------------------------------------------ device arrays
     def _dev(self, a: np.ndarray):
@@ -137,7 +154,13 @@ class Simulator:
         """mj_forward's smooth part at the current state, no integration."""
         # only approximate_implicitfast changes the forward pass: one compiled variant for the others
         variant = self.integrator if self.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
-        self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant)
+        if self.nefcmax:
+            from rigidsim.engine.constraint.kernel import constraint_forward_kernel  # constraint scenes only
+
+            constraint_forward_kernel(*self._m, *self._dargs(), self._spread, variant, self._cfg)
+            self._check_contacts()
+        else:
+            self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant)
 
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
@@ -184,6 +207,24 @@ class Simulator:
                 "dist": c[:, L.CON_DIST].copy(), "pos": c[:, L.CON_POS:L.CON_POS + 3].copy(),
                 "frame": c[:, L.CON_FRAME:L.CON_FRAME + 9].reshape(-1, 3, 3).copy()}
 
+    def constraints(self, env: int = 0) -> Dict[str, np.ndarray]:
+        """The constraint rows of env `env` after `forward`: MuJoCo's efc_* by name ('efc_J' [nefc, nv],
+        'efc_type', 'efc_id', 'efc_pos', 'efc_margin', 'efc_frictionloss', 'efc_diagA', 'efc_R', 'efc_D',
+        'efc_vel', 'efc_aref', 'efc_force', 'efc_state', ...) and the counts 'ne', 'nf', 'nl', 'nefc'."""
+        h = self._d if self.backend == "cpu" else self._host_data()
+        n = h["efc_n"].reshape(self.n_envs, -1)[env]
+        nefc = int(n[L.EFCN_NEFC])
+        f = h["efc"].reshape(self.n_envs, -1, L.NDEFC)[env, :nefc]
+        i = h["efc_i"].reshape(self.n_envs, -1, L.NDEFC_I)[env, :nefc]
+        out = {"efc_J": h["efc_J"].reshape(self.n_envs, -1, max(self.model.nv, 1))[env, :nefc, :self.model.nv].copy(),
+               "ne": int(n[L.EFCN_NE]), "nf": int(n[L.EFCN_NF]), "nl": int(n[L.EFCN_NL]), "nefc": nefc,
+               "solver_niter": int(n[L.EFCN_NITER]), "converged": int(n[L.EFCN_CONVERGED])}
+        for name in ("pos", "margin", "frictionloss", "diagA", "R", "D", "aref", "vel", "force", "mu", "friction"):
+            out["efc_" + name] = f[:, getattr(L, "EFC_" + name.upper())].copy()
+        for name in ("type", "id", "state"):
+            out["efc_" + name] = i[:, getattr(L, "EFC_" + name.upper())].copy()
+        return out
+
     def get(self, name: str) -> np.ndarray:
         """Data field `name` of every env as numpy [B, ...] (a copy); 'qM' is the dense [B, nv, nv] matrix."""
         return D.extract(self.model, self._host_data() if self.backend != "cpu" else self._d, name)
@@ -211,8 +252,15 @@ class Simulator:
         else:
             rows = ctrl if ctrl.shape[0] == 1 else ctrl[s0:s0 + n]
             cs, use = (self._dev(rows), 1) if rows.shape[0] else (self._noctrl, 0)
-        self._k.rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final), use, int(record),
-                               self.integrator, frames, self._status)
+        if self.nefcmax:
+            from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
+
+            constraint_rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final),
+                                      use, int(record), self.integrator, self._cfg, int(self._rec_contacts),
+                                      frames, self._status)
+        else:
+            self._k.rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final), use,
+                                   int(record), self.integrator, frames, self._status)
 
     def _failure(self):
         st = self._host(self._status)
@@ -221,6 +269,10 @@ class Simulator:
             return None
         env = int(bad[np.argmin(st[bad, 1])])
         step, kind, inf = int(st[env, 1]), int(st[env, 2]), int(st[env, 3])
+        if kind == 4:
+            return step, env, (f"env {env} found {inf} contacts at step {step}, more than max_contacts="
+                               f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to size it "
+                               f"for every pair)")
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
@@ -241,16 +293,19 @@ class Simulator:
             if f is not None:
                 raise SimulationError(f[2], step=f[0], env=f[1])
 
-    def rollout_blocks(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    def rollout_blocks(self, nstep: int, every: int = 1, ctrl=None,
+                       contacts: bool = False) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
         """Advance `nstep` steps, yielding the recorded frames a launch at a time as ``(steps, block)``:
         ``steps`` [n] (int64) the step of each frame, ``block`` [n, B, width] the frames (split it with
         `fields`). The frames are 0, every, 2*every, ..., and the final state at step `nstep` when every
         does not divide it: T = nstep // every + 1, plus one. ``block`` is a view of the engine's frame
-        buffer, valid until the generator is resumed."""
+        buffer, valid until the generator is resumed. A scene with constraints records its constraint fields
+        too, and with `contacts` its contacts (`contact_rows`)."""
         nstep, every = int(nstep), int(every)
         if nstep < 0 or every < 1:
             raise ValueError("nstep must be >= 0 and every >= 1")
         c = self._ctrl_rows(ctrl, nstep)
+        self._set_layout(contacts)
         B = self.n_envs
         per_frame = B * self._fwidth * np.dtype(self.dtype).itemsize
         fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
@@ -302,6 +357,17 @@ class Simulator:
             v = block[:, :, off:off + w]
             out[k] = v[:, :, 0] if k == "time" else v.reshape((n, self.n_envs) + shape)
         return out
+
+    def contact_rows(self, f: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """The contacts of the frames `f` (from `fields` of a block recorded with contacts), frame by frame
+        and env by env: 'count' [n, B], and over all rows 'geom' [K, 2], 'pos' [K, 3], 'normal' [K, 3],
+        'dist' [K], 'force' [K, 3] (world frame, by geom 1 on geom 2)."""
+        count = f["ncon"].astype(np.int64)
+        rec = f["contacts"]
+        rows = rec[np.arange(rec.shape[2])[None, None, :] < count[:, :, None]]  # [K, NCREC] in (t, b, c) order
+        return {"count": count, "geom": rows[:, L.CREC_GEOM:L.CREC_GEOM + 2].astype(np.int32),
+                "pos": rows[:, L.CREC_POS:L.CREC_POS + 3], "normal": rows[:, L.CREC_NORMAL:L.CREC_NORMAL + 3],
+                "dist": rows[:, L.CREC_DIST], "force": rows[:, L.CREC_FORCE:L.CREC_FORCE + 3]}
 
     def rollout(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Dict[str, np.ndarray]]:
         """`rollout_blocks` a frame at a time: each frame a dict of copies, 'time' [B] and fields [B, ...]."""

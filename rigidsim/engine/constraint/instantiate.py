@@ -1,0 +1,313 @@
+"""The constraint rows of one env: MuJoCo's mj_makeConstraint (instantiate, diagApprox, impedance) and
+mj_referenceConstraint (efc_vel, efc_aref), with a dense efc_J.
+
+Rows come in MuJoCo's order: equality (`equality`), dof then tendon friction loss, joint then tendon limits
+(`tendon_rows`), contacts. Each row gets, where it is made, everything its block
+needs: its Jacobian, pos and margin, the approximate inverse inertia diagA from the model's invweight0,
+the impedance from solimp at the block's violation, R, D = 1 / R, K, B (`impedance`), and diagA adjusted
+so that R = (1 - imp) / imp * diagA holds after the contacts' friction regularization.
+
+- equality rows: `equality` (connect, weld, joint, tendon; its mj_Jdotv corrects their aref).
+- friction loss of dof i: J = e_i, pos = margin = 0, K = 0, diagA = dof_invweight0[i].
+- tendon friction loss and tendon limits: `tendon_rows`, after the dofs' and the joints' rows.
+- a hinge or slide joint's limit, per side s = -1 (lower), +1 (upper) within the margin
+  (dist = s (range[s] - q) < margin): J = -s e_dof, pos = dist; a ball joint's: dist = max(range) - angle,
+  J = -(rotation axis) on its three dofs. diagA = dof_invweight0 of the joint's first dof.
+- a contact (not excluded: dist < includemargin = the pair's margin), with the Jacobian difference
+  J2 - J1 of the two bodies at the contact point rotated into the contact frame (rows normal, t1, t2, then
+  the rotational rows spin, roll1, roll2 for condim > 3): condim 1 one row; pyramidal cone the pairs
+  J_n +/- friction[k-1] J_k, k = 1..dim-1; elliptic cone the dim rows as they are. diagA from the bodies'
+  translation and rotation invweight0; every row's pos is dist and margin includemargin (elliptic: the
+  normal row only), the impedance is the contact's. Then R_1 = R_0 / impratio, con.mu = friction[0]
+  sqrt(R_1 / R_0); elliptic rows j > 1 get R_1 friction[0]^2 / friction[j-1]^2; pyramidal rows all get
+  2 mu^2 R_0.
+
+Dot products over dofs sum as MuJoCo's mju_dot does (four running sums, then the tail), so efc_vel is the
+same number, not just close.
+"""
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine import math as sm
+from rigidsim.engine.constraint.equality import equality_rows, jdotv
+from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
+from rigidsim.engine.constraint.rows import dot_dofs, set_impedance, set_r, set_row, zero_rows
+from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
+from rigidsim.engine.layout import (
+    BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1,
+    CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_PARENTID, DOF_SOLIMP,
+    DOF_SOLREF, DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, EFC_AREF, EFC_B,
+    EFC_BLOCK, EFC_DIM, EFC_FRICTION, EFC_IMP, EFC_K, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_VEL, EFCN_NE,
+    EFCN_NEFC, EFCN_NF, EFCN_NL, FRAME_BODYID, JNT_BALL, JNT_DOFADR, JNT_LIMITED, JNT_MARGIN, JNT_QPOSADR,
+    JNT_RANGE, JNT_SOLIMP, JNT_SOLREF, JNT_TYPE, MINVAL, OPT_CONE, OPT_DISABLEFLAGS, OPT_IMPRATIO, PAIR_DIM,
+    PAIR_FRICTION, PAIR_MARGIN, PAIR_SOLIMP, PAIR_SOLREF, PAIR_SOLREFFRICTION, SUBTREE_COM, SZ_NJNT, SZ_NV,
+)
+
+
+@ti.func
+def _scalar_row(m: ti.template(), d: ti.template(), b, r, typ, id, dof, jval, pos, margin, frictionloss, diag_a,
+                ref, solimp):
+    """A row whose Jacobian is jval at one dof (friction loss, hinge and slide limits)."""
+    zero_rows(m, d, b, r, 1)
+    d.efc_J[b, r, dof] = jval
+    set_row(d, b, r, typ, id, pos, margin, frictionloss, diag_a)
+    ref = check_solref(m, ref, 0.02, 1.0)
+    solimp = check_solimp(solimp)
+    imp, _ = impedance(solimp, pos, margin)
+    set_impedance(d, b, r, imp, ref, solimp[1], typ == CNSTR_FRICTION_DOF)
+
+
+@ti.func
+def friction_rows(m: ti.template(), d: ti.template(), b, r0):
+    """mj_instantiateFriction for dofs: one row per dof with friction loss; returns the next row."""
+    r = r0
+    for i in range(m.opt_i[SZ_NV]):
+        fl = m.dof_f[i, DOF_FRICTIONLOSS]
+        if fl != 0.0:
+            _scalar_row(m, d, b, r, CNSTR_FRICTION_DOF, i, i, 1.0, 0.0, 0.0, fl, m.dof_f[i, DOF_INVWEIGHT0],
+                        sm.getm(m.dof_f, i, DOF_SOLREF, 2), sm.getm(m.dof_f, i, DOF_SOLIMP, 5))
+            r += 1
+    return r
+
+
+@ti.func
+def limit_rows(m: ti.template(), d: ti.template(), b, r0):
+    """mj_instantiateLimit for joints; returns the next row."""
+    r = r0
+    for j in range(m.opt_i[SZ_NJNT]):
+        if m.jnt_i[j, JNT_LIMITED] != 0:
+            jt = m.jnt_i[j, JNT_TYPE]
+            dof = m.jnt_i[j, JNT_DOFADR]
+            margin = m.jnt_f[j, JNT_MARGIN]
+            ref = sm.getm(m.jnt_f, j, JNT_SOLREF, 2)
+            solimp = sm.getm(m.jnt_f, j, JNT_SOLIMP, 5)
+            diag_a = m.dof_f[dof, DOF_INVWEIGHT0]
+            adr = m.jnt_i[j, JNT_QPOSADR]
+            if jt == JNT_BALL:
+                q = sm.normalize4(ti.Vector([d.qpos[b, adr + k] for k in ti.static(range(4))]))
+                axis, angle = sm.normalize3(sm.quat2vel(q, 1.0))
+                dist = ti.max(m.jnt_f[j, JNT_RANGE], m.jnt_f[j, JNT_RANGE + 1]) - angle
+                if dist < margin:
+                    zero_rows(m, d, b, r, 1)
+                    nonzero = False
+                    for k in ti.static(range(3)):
+                        d.efc_J[b, r, dof + k] = -axis[k]
+                        if axis[k] != 0.0:
+                            nonzero = True
+                    if nonzero:  # MuJoCo drops a non-contact row whose Jacobian is all zeros
+                        set_row(d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a)
+                        ref = check_solref(m, ref, 0.02, 1.0)
+                        solimp = check_solimp(solimp)
+                        imp, _ = impedance(solimp, dist, margin)
+                        set_impedance(d, b, r, imp, ref, solimp[1], False)
+                        r += 1
+            elif jt != 0:  # hinge or slide (a free joint has no limit)
+                value = d.qpos[b, adr]
+                for s in ti.static(range(2)):
+                    side = 2.0 * s - 1.0
+                    dist = side * (m.jnt_f[j, JNT_RANGE + s] - value)
+                    if dist < margin:
+                        _scalar_row(m, d, b, r, CNSTR_LIMIT_JOINT, j, dof, -side, dist, margin, 0.0, diag_a, ref,
+                                    solimp)
+                        r += 1
+    return r
+
+
+@ti.func
+def _dof_point_jac(d: ti.template(), b, dof, offset):
+    """A dof's translational and rotational Jacobian columns at a point `offset` from its root's subtree com."""
+    cd = sm.getv(d.dof, b, dof, CDOF, 6)
+    ang = ti.Vector([cd[0], cd[1], cd[2]])
+    lin = ti.Vector([cd[3], cd[4], cd[5]])
+    return lin + sm.cross3(ang, offset), ang
+
+
+@ti.func
+def _frame_dot(frame, row: ti.template(), v):
+    return frame[3 * row] * v[0] + frame[3 * row + 1] * v[1] + frame[3 * row + 2] * v[2]
+
+
+@ti.func
+def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
+    """mj_instantiateContact, diagApprox and impedance for the contacts of env b; returns the next row."""
+    r = r0
+    elliptic = m.opt_i[OPT_CONE] == CONE_ELLIPTIC
+    nv = m.opt_i[SZ_NV]
+    for c in range(ncon):
+        p = d.contact_i[b, c, CON_PAIR]
+        dist = d.contact[b, c, CON_DIST]
+        margin = m.pair_f[p, PAIR_MARGIN]
+        d.contact_i[b, c, CON_EFCADR] = -1
+        if dist < margin and nv > 0:  # contacts in the gap are excluded
+            d.contact_i[b, c, CON_EFCADR] = r
+            dim = m.pair_i[p, PAIR_DIM]
+            nrow = dim
+            typ = CNSTR_CONTACT_ELLIPTIC
+            if dim == 1:
+                typ = CNSTR_CONTACT_FRICTIONLESS
+            elif not elliptic:
+                nrow = 2 * (dim - 1)
+                typ = CNSTR_CONTACT_PYRAMIDAL
+            fri = sm.getm(m.pair_f, p, PAIR_FRICTION, 5)
+            b1 = m.geom_i[d.contact_i[b, c, CON_GEOM1], FRAME_BODYID]
+            b2 = m.geom_i[d.contact_i[b, c, CON_GEOM2], FRAME_BODYID]
+            pos = sm.getv(d.contact, b, c, CON_POS, 3)
+            frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
+            off1 = pos - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
+            off2 = pos - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
+            # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof
+            zero_rows(m, d, b, r, nrow)
+            da1 = m.body_i[b1, BODY_LASTDOF]
+            da2 = m.body_i[b2, BODY_LASTDOF]
+            while da1 >= 0 or da2 >= 0:
+                da = ti.max(da1, da2)
+                jp = sm.zero3()
+                jr = sm.zero3()
+                if da2 == da:
+                    p2, r2 = _dof_point_jac(d, b, da, off2)
+                    jp = jp + p2
+                    jr = jr + r2
+                    da2 = m.dof_i[da2, DOF_PARENTID]
+                if da1 == da:
+                    p1, r1 = _dof_point_jac(d, b, da, off1)
+                    jp = jp - p1
+                    jr = jr - r1
+                    da1 = m.dof_i[da1, DOF_PARENTID]
+                t = ti.Vector([_frame_dot(frame, 0, jp), _frame_dot(frame, 1, jp), _frame_dot(frame, 2, jp),
+                               _frame_dot(frame, 0, jr), _frame_dot(frame, 1, jr), _frame_dot(frame, 2, jr)])
+                if typ == CNSTR_CONTACT_PYRAMIDAL:
+                    for k in ti.static(range(1, 6)):
+                        if k < dim:
+                            d.efc_J[b, r + 2 * (k - 1), da] = t[0] + fri[k - 1] * t[k]
+                            d.efc_J[b, r + 2 * (k - 1) + 1, da] = t[0] + (-fri[k - 1]) * t[k]
+                else:
+                    for k in ti.static(range(6)):
+                        if k < dim:
+                            d.efc_J[b, r + k, da] = t[k]
+            # diagApprox: the bodies' translation and rotation weights
+            tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
+            rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]
+            ref = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREF, 2), 0.02, 1.0)
+            reff = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREFFRICTION, 2), 0.0, 0.0)
+            solimp = check_solimp(sm.getm(m.pair_f, p, PAIR_SOLIMP, 5))
+            imp, _ = impedance(solimp, dist, margin)
+            for k in ti.static(range(10)):
+                if k < nrow:
+                    rk = r + k
+                    diag_a = tran
+                    pos_k = dist
+                    margin_k = margin
+                    if typ == CNSTR_CONTACT_PYRAMIDAL:
+                        w = tran
+                        if ti.static(k // 2 >= 2):
+                            w = rot
+                        diag_a = tran + fri[k // 2] * fri[k // 2] * w
+                    elif typ == CNSTR_CONTACT_ELLIPTIC:
+                        if ti.static(k >= 3):
+                            diag_a = rot
+                        if ti.static(k > 0):
+                            pos_k = 0.0
+                            margin_k = 0.0
+                    set_row(d, b, rk, typ, c, pos_k, margin_k, 0.0, diag_a)
+                    d.efc_i[b, rk, EFC_DIM] = dim
+                    d.efc_i[b, rk, EFC_BLOCK] = k
+                    frictional = False
+                    if ti.static(k > 0):
+                        frictional = typ == CNSTR_CONTACT_ELLIPTIC
+                    rf = ref
+                    if frictional and (reff[0] != 0.0 or reff[1] != 0.0):
+                        rf = reff
+                    set_impedance(d, b, rk, imp, rf, solimp[1], frictional)
+                    if typ == CNSTR_CONTACT_PYRAMIDAL:
+                        d.efc[b, rk, EFC_FRICTION] = fri[k // 2]
+                    elif ti.static(0 < k < 6):
+                        if typ == CNSTR_CONTACT_ELLIPTIC:
+                            d.efc[b, rk, EFC_FRICTION] = fri[k - 1]
+            if dim > 1:  # friction regularization
+                r_0 = d.efc[b, r, EFC_R]
+                r_1 = r_0 / ti.max(MINVAL, m.opt_f[OPT_IMPRATIO])
+                mu = fri[0] * ti.sqrt(r_1 / r_0)
+                if typ == CNSTR_CONTACT_ELLIPTIC:
+                    set_r(d, b, r + 1, r_1, imp)
+                    for j in ti.static(range(1, 5)):
+                        if j < dim - 1:
+                            set_r(d, b, r + j + 1, r_1 * fri[0] * fri[0] / (fri[j] * fri[j]), imp)
+                else:
+                    rpy = 2.0 * mu * mu * r_0
+                    for k in range(nrow):
+                        set_r(d, b, r + k, rpy, imp)
+                for k in range(nrow):
+                    d.efc[b, r + k, EFC_MU] = mu
+            r += nrow
+    return r
+
+
+# which kinds of rows a kernel compiles (a scene's `rows_of`; bits of the constraint stage's compile-time mask)
+ROW_EQUALITY, ROW_FRICTION, ROW_TENDON_FRICTION, ROW_LIMIT, ROW_TENDON_LIMIT, ROW_CONTACT = 1, 2, 4, 8, 16, 32
+
+
+def rows_of(model, has_contacts: bool) -> int:
+    """The kinds of rows a model can make (plain Python: numpy on the model's arrays)."""
+    mask = ROW_CONTACT if has_contacts else 0
+    if model.neq:
+        mask |= ROW_EQUALITY
+    if (model.dof_frictionloss != 0).any():
+        mask |= ROW_FRICTION
+    if model.ntendon and (model.tendon_frictionloss > 0).any():
+        mask |= ROW_TENDON_FRICTION
+    if model.jnt_limited.any():
+        mask |= ROW_LIMIT
+    if model.ntendon and model.tendon_limited.any():
+        mask |= ROW_TENDON_LIMIT
+    return mask
+
+
+@ti.func
+def make_constraint(m: ti.template(), d: ti.template(), b, ncon, rows: ti.template()):
+    """The rows of env b (after collision: `ncon` contacts in d.contact); sets efc_n's counts. `rows`: the
+    kinds of rows compiled in (`rows_of`)."""
+    flags = m.opt_i[OPT_DISABLEFLAGS]
+    ne = 0
+    nf = 0
+    nl = 0
+    r = 0
+    if (flags & DSBL_CONSTRAINT) == 0:
+        if ti.static(rows & ROW_EQUALITY):
+            if (flags & DSBL_EQUALITY) == 0:
+                r = equality_rows(m, d, b, r)
+        ne = r
+        if (flags & DSBL_FRICTIONLOSS) == 0:
+            if ti.static(rows & ROW_FRICTION):
+                r = friction_rows(m, d, b, r)
+            if ti.static(rows & ROW_TENDON_FRICTION):
+                r = tendon_friction_rows(m, d, b, r)
+        nf = r - ne
+        if (flags & DSBL_LIMIT) == 0:
+            if ti.static(rows & ROW_LIMIT):
+                r = limit_rows(m, d, b, r)
+            if ti.static(rows & ROW_TENDON_LIMIT):
+                r = tendon_limit_rows(m, d, b, r)
+        nl = r - ne - nf
+        if ti.static(rows & ROW_CONTACT):
+            if (flags & DSBL_CONTACT) == 0:
+                r = contact_rows(m, d, b, r, ncon)
+    d.efc_n[b, EFCN_NE] = ne
+    d.efc_n[b, EFCN_NF] = nf
+    d.efc_n[b, EFCN_NL] = nl
+    d.efc_n[b, EFCN_NEFC] = r
+
+
+@ti.func
+def reference_constraint(m: ti.template(), d: ti.template(), b, rows: ti.template()):
+    """efc_vel = J qvel and aref = -B vel - K imp (pos - margin) for every row of env b, then the connect and
+    weld rows' aref less their Jacobian's time derivative times qvel (`equality.jdotv`)."""
+    nv = m.opt_i[SZ_NV]
+    for r in range(d.efc_n[b, EFCN_NEFC]):
+        vel = dot_dofs(d.efc_J, r, d.qvel, b, nv)
+        d.efc[b, r, EFC_VEL] = vel
+        d.efc[b, r, EFC_AREF] = (-d.efc[b, r, EFC_B]) * vel - d.efc[b, r, EFC_K] * d.efc[b, r, EFC_IMP] * (
+            d.efc[b, r, EFC_POS] - d.efc[b, r, EFC_MARGIN])
+    if ti.static(rows & ROW_EQUALITY):
+        if d.efc_n[b, EFCN_NE] > 0:
+            jdotv(m, d, b)

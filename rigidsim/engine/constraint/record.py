@@ -1,0 +1,71 @@
+"""What a frame of a scene with constraints records after xquat (`layout.frame_layout`): ncon, nefc, the
+solver's iterations and whether it converged, qfrc_constraint, and with `contacts` every contact of the
+frame: its geoms, position, normal, dist and force.
+
+The force is MuJoCo's mj_contactForce turned into world coordinates: the contact's rows' efc_force decoded
+into the contact frame (elliptic: as they are; pyramidal: the normal force is the sum of the 2 (dim - 1)
+edge forces, tangential k the difference of edge pair k times friction[k]), then
+f_world = f_normal * normal + f_t1 * t1 + f_t2 * t2: the force geom 1 exerts on geom 2. A contact without
+rows (in the gap) has zero force."""
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine import math as sm
+from rigidsim.engine.layout import (
+    CNSTR_CONTACT_PYRAMIDAL, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_GEOM2, CON_POS, CREC_DIST, CREC_FORCE,
+    CREC_GEOM, CREC_NORMAL, CREC_POS, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_TYPE, EFCN_CONVERGED, EFCN_NEFC,
+    EFCN_NITER, NCREC, QFRC_CONSTRAINT, SZ_NCONMAX, SZ_NV,
+)
+
+
+@ti.func
+def contact_force(d: ti.template(), b, c):
+    """The contact's force in its own frame (normal, t1, t2), mj_contactForce's first three numbers."""
+    f = sm.zero3()
+    adr = d.contact_i[b, c, CON_EFCADR]
+    if adr >= 0:
+        dim = d.efc_i[b, adr, EFC_DIM]
+        if d.efc_i[b, adr, EFC_TYPE] == CNSTR_CONTACT_PYRAMIDAL:
+            fn = 0.0
+            for k in range(2 * (dim - 1)):
+                fn += d.efc[b, adr + k, EFC_FORCE]
+            f[0] = fn
+            for k in ti.static(range(2)):
+                if k < dim - 1:
+                    f[k + 1] = (d.efc[b, adr + 2 * k, EFC_FORCE] - d.efc[b, adr + 2 * k + 1, EFC_FORCE]) * \
+                        d.efc[b, adr + 2 * k, EFC_FRICTION]
+        else:
+            for k in ti.static(range(3)):
+                if k < dim:
+                    f[k] = d.efc[b, adr + k, EFC_FORCE]
+    return f
+
+
+@ti.func
+def record_constraint(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, o, contacts):
+    cap = m.opt_i[SZ_NCONMAX]
+    ncon = ti.min(d.ncon[b], cap)
+    frames[t, b, o] = ncon
+    frames[t, b, o + 1] = d.efc_n[b, EFCN_NEFC]
+    frames[t, b, o + 2] = d.efc_n[b, EFCN_NITER]
+    frames[t, b, o + 3] = d.efc_n[b, EFCN_CONVERGED]
+    nv = m.opt_i[SZ_NV]
+    for i in range(nv):
+        frames[t, b, o + 4 + i] = d.dof[b, i, QFRC_CONSTRAINT]
+    if contacts != 0:
+        base = o + 4 + nv
+        for c in range(cap):
+            r = base + c * NCREC
+            if c < ncon:
+                frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
+                f = contact_force(d, b, c)
+                frames[t, b, r + CREC_GEOM] = d.contact_i[b, c, CON_GEOM1]
+                frames[t, b, r + CREC_GEOM + 1] = d.contact_i[b, c, CON_GEOM2]
+                for k in ti.static(range(3)):
+                    frames[t, b, r + CREC_POS + k] = d.contact[b, c, CON_POS + k]
+                    frames[t, b, r + CREC_NORMAL + k] = frame[k]
+                    frames[t, b, r + CREC_FORCE + k] = f[0] * frame[k] + f[1] * frame[3 + k] + f[2] * frame[6 + k]
+                frames[t, b, r + CREC_DIST] = d.contact[b, c, CON_DIST]
+            else:
+                for k in ti.static(range(NCREC)):
+                    frames[t, b, r + k] = 0.0

@@ -1,0 +1,36 @@
+"""The constraint stage of one env's forward pass: collision, the rows, their reference accelerations and the
+solve (MuJoCo's mj_collision, mj_makeConstraint, mj_referenceConstraint and mj_fwdConstraint in one place).
+`forward` calls it after the smooth acceleration when a scene has constraints; its module is imported only
+then, so a scene without constraints compiles none of this code.
+
+The stage's compile-time mask `cfg` (`stage_mask`) carries the colliders the scene's pairs use (bits 0-31,
+`collision.params.kinds_of`), the solver parts its options need (bits 32-47, `solver.variant_of`) and the
+kinds of rows it can make (bits 48 on, `instantiate.rows_of`): a kernel compiles only those."""
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.collision.driver import collision
+from rigidsim.engine.constraint.instantiate import make_constraint, reference_constraint
+from rigidsim.engine.layout import SZ_NCONMAX
+from rigidsim.engine.solver import fwd_constraint
+
+SOLVER_SHIFT, ROWS_SHIFT = 32, 48
+
+
+def stage_mask(kinds: int, variant: int, rows: int) -> int:
+    """The stage's compile-time mask from the collider mask, the solver variant and the kinds of rows."""
+    return int(kinds) | (int(variant) << SOLVER_SHIFT) | (int(rows) << ROWS_SHIFT)
+
+
+@ti.func
+def constraint_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
+    """Contacts (with the colliders of `cfg`; none when it has none), rows, aref, then the solve: qacc,
+    efc_force, qfrc_constraint."""
+    ncon = 0
+    if ti.static((cfg & 0xFFFFFFFF) != 0):
+        cap = m.opt_i[SZ_NCONMAX]
+        collision(m, d, b, cap, ti.static(cfg & 0xFFFFFFFF))
+        ncon = ti.min(d.ncon[b], cap)
+    make_constraint(m, d, b, ncon, ti.static(cfg >> ROWS_SHIFT))
+    reference_constraint(m, d, b, ti.static(cfg >> ROWS_SHIFT))
+    fwd_constraint(m, d, b, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF))

@@ -1,0 +1,181 @@
+"""Constraint islands of one env (MuJoCo's mj_island), and the dof and row lists the solver walks.
+
+A kinematic tree is a group of dofs hanging from one world-attached body; its dofs are contiguous and it is
+named here by its first dof (trees ascend with their first dof, as MuJoCo's tree ids do). Every constraint
+joins the trees it touches; the connected groups of trees are the islands, and each is solved on its own
+(its dofs, its rows, its own scale), which is what MuJoCo 4 does unless the island flag is disabled. The
+trees a constraint touches: a dof friction row its dof's tree, a joint limit its joint's, a contact the trees
+of its two geoms' bodies and a connect or weld those of its two bodies (world-fixed bodies have none, and a
+tree joins even where its Jacobian happens to vanish), any other row the trees of the dofs where its first
+Jacobian row is nonzero. Rows of one constraint (the same type and id in a run) share the first's.
+
+Islands are numbered by their smallest tree, so the numbering is MuJoCo's; the union links the larger root
+to the smaller, so that smallest tree is the root.
+"""
+
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.layout import (
+    BODY_LASTDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL,
+    CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_GEOM1, CON_GEOM2, DOF_PARENTID, DSBL_ISLAND,
+    EFC_ID, EFC_TYPE, EQ_BODY1, EQ_BODY2,
+    EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
+    SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV,
+)
+
+
+@ti.func
+def _root(d: ti.template(), b, tree):
+    """The canonical root of an active tree, compressing the path to it (mj_dsuRoot)."""
+    r = tree
+    while d.solver_vi[b, r, SVI_PARENT] != r:
+        r = d.solver_vi[b, r, SVI_PARENT]
+    t = tree
+    while d.solver_vi[b, t, SVI_PARENT] != t:
+        nxt = d.solver_vi[b, t, SVI_PARENT]
+        d.solver_vi[b, t, SVI_PARENT] = r
+        t = nxt
+    return r
+
+
+@ti.func
+def _merge(d: ti.template(), b, tree1, tree2):
+    """Activate two trees touched by one constraint and join them (-1: the world side, nothing to join)."""
+    t1 = tree1
+    t2 = tree2
+    if t1 == -1:
+        t1 = t2
+    if t2 == -1:
+        t2 = t1
+    if d.solver_vi[b, t1, SVI_PARENT] == -1:
+        d.solver_vi[b, t1, SVI_PARENT] = t1
+    if d.solver_vi[b, t2, SVI_PARENT] == -1:
+        d.solver_vi[b, t2, SVI_PARENT] = t2
+    if d.solver_vi[b, t1, SVI_PARENT] != d.solver_vi[b, t2, SVI_PARENT]:
+        r1 = _root(d, b, t1)
+        r2 = _root(d, b, t2)
+        if r1 < r2:
+            d.solver_vi[b, r2, SVI_PARENT] = r1
+        elif r2 < r1:
+            d.solver_vi[b, r1, SVI_PARENT] = r2
+
+
+@ti.func
+def _body_tree(m: ti.template(), d: ti.template(), b, body):
+    """The tree that moves a body, -1 for a body fixed to the world."""
+    last = m.body_i[body, BODY_LASTDOF]
+    tree = -1
+    if last >= 0:
+        tree = d.solver_vi[b, last, SVI_TREE]
+    return tree
+
+
+@ti.func
+def find_islands(m: ti.template(), d: ti.template(), b):
+    """Group env b's kinematic trees into constraint islands. Writes per dof its tree (SVI_TREE) and island
+    (SVI_ISLAND, -1 for dofs no constraint touches) and per row its island (SEI_ISLAND); returns the number
+    of islands, 0 when islands are disabled (mjDSBL_ISLAND) or there are no rows (one solve of everything)."""
+    nv = m.opt_i[SZ_NV]
+    nefc = d.efc_n[b, EFCN_NEFC]
+    for i in range(nv):
+        p = m.dof_i[i, DOF_PARENTID]
+        tree = i
+        if p >= 0:
+            tree = d.solver_vi[b, p, SVI_TREE]
+        d.solver_vi[b, i, SVI_TREE] = tree
+        d.solver_vi[b, i, SVI_PARENT] = -1
+        d.solver_vi[b, i, SVI_ISLAND] = -1
+    for r in range(nefc):
+        d.solver_efc_i[b, r, SEI_ISLAND] = -1
+    nisland = 0
+    if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_ISLAND) == 0 and nefc > 0:
+        # join the trees of every constraint; SEI_ISLAND holds the row's first tree for now
+        for r in range(nefc):
+            typ = d.efc_i[b, r, EFC_TYPE]
+            oid = d.efc_i[b, r, EFC_ID]
+            if r > 0 and typ == d.efc_i[b, r - 1, EFC_TYPE] and oid == d.efc_i[b, r - 1, EFC_ID]:
+                d.solver_efc_i[b, r, SEI_ISLAND] = d.solver_efc_i[b, r - 1, SEI_ISLAND]
+            else:
+                first = -1
+                if typ == CNSTR_FRICTION_DOF:
+                    first = d.solver_vi[b, oid, SVI_TREE]
+                    _merge(d, b, first, -1)
+                elif typ == CNSTR_LIMIT_JOINT:
+                    first = d.solver_vi[b, m.jnt_i[oid, JNT_DOFADR], SVI_TREE]
+                    _merge(d, b, first, -1)
+                elif typ == CNSTR_CONTACT_FRICTIONLESS or typ == CNSTR_CONTACT_PYRAMIDAL or \
+                        typ == CNSTR_CONTACT_ELLIPTIC:
+                    t1 = _body_tree(m, d, b, m.geom_i[d.contact_i[b, oid, CON_GEOM1], FRAME_BODYID])
+                    t2 = _body_tree(m, d, b, m.geom_i[d.contact_i[b, oid, CON_GEOM2], FRAME_BODYID])
+                    if t1 >= 0 or t2 >= 0:
+                        _merge(d, b, t1, t2)
+                    first = t1
+                    if first < 0:
+                        first = t2
+                elif typ == CNSTR_EQUALITY and m.eq_i[oid, EQ_BODY1] >= 0:  # connect, weld: both bodies' trees
+                    t1 = _body_tree(m, d, b, m.eq_i[oid, EQ_BODY1])
+                    t2 = _body_tree(m, d, b, m.eq_i[oid, EQ_BODY2])
+                    if t1 >= 0 or t2 >= 0:
+                        _merge(d, b, t1, t2)
+                    first = t1
+                    if first < 0:
+                        first = t2
+                else:
+                    prev = -1
+                    for i in range(nv):
+                        if d.efc_J[b, r, i] != 0.0:
+                            t = d.solver_vi[b, i, SVI_TREE]
+                            if t != prev:
+                                if first == -1:
+                                    first = t
+                                    _merge(d, b, t, -1)
+                                else:
+                                    _merge(d, b, first, t)
+                                prev = t
+                d.solver_efc_i[b, r, SEI_ISLAND] = first
+        # number the islands by their root (the smallest tree), ascending; the tree's row holds its island
+        for t in range(nv):
+            if d.solver_vi[b, t, SVI_TREE] == t:
+                p = d.solver_vi[b, t, SVI_PARENT]
+                isl = -1
+                if p == t:
+                    isl = nisland
+                    nisland += 1
+                elif p >= 0:
+                    # the parent was visited and compressed already: its parent is the root
+                    root = d.solver_vi[b, p, SVI_PARENT]
+                    d.solver_vi[b, t, SVI_PARENT] = root
+                    isl = d.solver_vi[b, root, SVI_ISLAND]
+                d.solver_vi[b, t, SVI_ISLAND] = isl
+        for i in range(nv):
+            t = d.solver_vi[b, i, SVI_TREE]
+            if t != i:
+                d.solver_vi[b, i, SVI_ISLAND] = d.solver_vi[b, t, SVI_ISLAND]
+        for r in range(nefc):
+            t = d.solver_efc_i[b, r, SEI_ISLAND]
+            isl = -1
+            if t >= 0:
+                isl = d.solver_vi[b, t, SVI_ISLAND]
+            d.solver_efc_i[b, r, SEI_ISLAND] = isl
+    return nisland
+
+
+@ti.func
+def lists(m: ti.template(), d: ti.template(), b, k):
+    """Write the dof and row lists of island k (k < 0: every dof and row) and each listed dof's position;
+    returns (number of dofs, number of rows)."""
+    nv = m.opt_i[SZ_NV]
+    nefc = d.efc_n[b, EFCN_NEFC]
+    nvi = 0
+    for i in range(nv):
+        if k < 0 or d.solver_vi[b, i, SVI_ISLAND] == k:
+            d.solver_vi[b, nvi, SVI_LIST] = i
+            d.solver_vi[b, i, SVI_POS] = nvi
+            nvi += 1
+    nrow = 0
+    for r in range(nefc):
+        if k < 0 or d.solver_efc_i[b, r, SEI_ISLAND] == k:
+            d.solver_efc_i[b, nrow, SEI_LIST] = r
+            nrow += 1
+    return nvi, nrow

@@ -1,0 +1,419 @@
+"""The primal solver's exact line search (MuJoCo's PrimalPrepare, PrimalEval, updateBracket, PrimalSearch).
+
+Along the search direction v the cost is piecewise quadratic in the step alpha: the Gauss part
+alpha^2 v'Mv/2 + alpha v'(Ma - qfrc_smooth), one quadratic per active row, Huber pieces for friction loss
+and three zones per elliptic cone. `prepare` stores, per row, the quadratic
+[D jar^2 / 2, D Jv jar, D Jv^2 / 2] in EFC_QUAD (an elliptic contact sums its rows there and keeps its cone
+quantities U0, V0, UU | UV, VV, Dm in the EFC_QUAD slots of its second and third rows), and `evaluate`
+returns the cost change from alpha = 0 with its first two derivatives. `search` then takes a Newton step
+from 0, walks one-sidedly with Newton steps until the slope changes sign and narrows the bracket with the
+midpoint and the Newton points of both ends, accepting a point whose slope is below
+gtol = tol ls_tol |v| / scale.
+
+`search` evaluates the cost at one place: it is written as a loop over evaluations whose `stage` says what
+the point is for, so the row loop is compiled once.
+"""
+
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.layout import (
+    CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, EFC_D, EFC_DIM,
+    EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_JV, EFC_MU, EFC_QUAD, EFC_R, EFC_TYPE, MINVAL,
+    OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SV_MA, SV_MV, SV_SEARCH,
+)
+from rigidsim.engine.solver.linalg import dot, jdot, mul_m, row
+from rigidsim.engine.solver.variant import ELLIPTIC
+
+# what the point being evaluated is for
+_P0, _P1, _ONESIDED, _P1NEXT, _MID, _UPD1, _UPD2 = 0, 1, 2, 3, 4, 5, 6
+
+
+@ti.func
+def prepare(m: ti.template(), d: ti.template(), b, nvi, nrow, variant: ti.template()):
+    """Mv = M v, Jv = J v (EFC_JV) and the rows' quadratics for the direction v in solver_v[:, SV_SEARCH];
+    returns the Gauss quadratic's linear and quadratic coefficients."""
+    mul_m(m, d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
+    for c in range(nrow):
+        r = row(d, b, c)
+        d.efc[b, r, EFC_JV] = jdot(d, b, r, nvi, d.solver_v, SV_SEARCH)
+    g1 = dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MA) - dot(d, b, nvi, d.dof, QFRC_SMOOTH, d.solver_v,
+                                                                        SV_SEARCH)
+    g2 = 0.5 * dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
+    c = 0
+    while c < nrow:
+        r = row(d, b, c)
+        jv = d.efc[b, r, EFC_JV]
+        jar = d.efc[b, r, EFC_JAREF]
+        dr = d.efc[b, r, EFC_D]
+        dj0 = dr * jar
+        q0 = jar * dj0
+        q1 = jv * dj0
+        q2 = jv * dr * jv
+        step = 1
+        if ti.static(variant & ELLIPTIC):
+            if d.efc_i[b, r, EFC_TYPE] == CNSTR_CONTACT_ELLIPTIC:
+                dim = d.efc_i[b, r, EFC_DIM]
+                step = dim
+                mu = d.efc[b, r, EFC_MU]
+                for j in range(1, dim):
+                    jj = d.efc[b, r + j, EFC_JAREF]
+                    vj = d.efc[b, r + j, EFC_JV]
+                    djj = d.efc[b, r + j, EFC_D] * jj
+                    q0 += jj * djj
+                    q1 += vj * djj
+                    q2 += vj * d.efc[b, r + j, EFC_D] * vj
+                uu = 0.0
+                uv = 0.0
+                vv = 0.0
+                for j in range(1, dim):
+                    fr = d.efc[b, r + j, EFC_FRICTION]
+                    uj = d.efc[b, r + j, EFC_JAREF] * fr
+                    vj = d.efc[b, r + j, EFC_JV] * fr
+                    uu += uj * uj
+                    uv += uj * vj
+                    vv += vj * vj
+                d.efc[b, r + 1, EFC_QUAD] = jar * mu
+                d.efc[b, r + 1, EFC_QUAD + 1] = jv * mu
+                d.efc[b, r + 1, EFC_QUAD + 2] = uu
+                d.efc[b, r + 2, EFC_QUAD] = uv
+                d.efc[b, r + 2, EFC_QUAD + 1] = vv
+                d.efc[b, r + 2, EFC_QUAD + 2] = dr / ((mu * mu) * (1.0 + (mu * mu)))
+        d.efc[b, r, EFC_QUAD] = 0.5 * q0
+        d.efc[b, r, EFC_QUAD + 1] = q1
+        d.efc[b, r, EFC_QUAD + 2] = 0.5 * q2
+        c += step
+    return g1, g2
+
+
+@ti.func
+def _huber(x, f, rf, dd):
+    """A friction-loss row's cost at jar = x: quadratic D x^2 / 2 inside |x| < R f, linear outside."""
+    res = 0.0
+    if -rf < x and x < rf:
+        res = 0.5 * dd * x * x
+    elif x <= -rf:
+        res = f * (-0.5 * rf - x)
+    else:
+        res = f * (-0.5 * rf + x)
+    return res
+
+
+@ti.func
+def _huber_change(start, x, f, rf, dd):
+    """The friction-loss cost at x less that at start, without cancellation when both are in one zone."""
+    s0 = 0
+    if not (-rf < start and start < rf):
+        s0 = -1 if start <= -rf else 1
+    s1 = 0
+    if not (-rf < x and x < rf):
+        s1 = -1 if x <= -rf else 1
+    res = 0.0
+    if s0 == 0 and s1 == 0:
+        res = 0.5 * dd * (x - start) * (x + start)
+    elif s0 == -1 and s1 == -1:
+        res = f * (start - x)
+    elif s0 == 1 and s1 == 1:
+        res = f * (x - start)
+    else:
+        res = _huber(x, f, rf, dd) - _huber(start, f, rf, dd)
+    return res
+
+
+@ti.func
+def _cone_zone(n, tsqr, mu):
+    """The zone of an elliptic contact at normal N and tangent T^2: 1 above the cone (satisfied), 2 below
+    the dual cone (quadratic), 3 between (cone); returns (zone, T)."""
+    zone = 0
+    t = 0.0
+    if tsqr <= 0.0:
+        zone = 2 if n < 0.0 else 1
+    else:
+        t = ti.sqrt(tsqr)
+        if n >= mu * t:
+            zone = 1
+        elif mu * n + t <= 0.0:
+            zone = 2
+        else:
+            zone = 3
+    return zone, t
+
+
+@ti.func
+def _cone_change(q0, q1, q2, u0, v0, uu, uv, vv, dm, alpha, mu):
+    """An elliptic contact's cost at alpha less that at 0, per pair of zones (the middle-to-middle case in
+    a form that avoids cancellation)."""
+    z0, t0 = _cone_zone(u0, uu, mu)
+    n = u0 + alpha * v0
+    za, t = _cone_zone(n, uu + alpha * (2.0 * uv + alpha * vv), mu)
+    res = 0.0
+    if z0 == 2 and za == 2:
+        res = alpha * alpha * q2 + alpha * q1
+    elif z0 == 3 and za == 3:
+        tsqr_delta = alpha * (2.0 * uv + alpha * vv)
+        t_delta = tsqr_delta / (t + t0)
+        r_delta = alpha * v0 - mu * t_delta
+        r0 = u0 - mu * t0
+        res = 0.5 * dm * r_delta * (2.0 * r0 + r_delta)
+    elif z0 == 3 and za == 2:
+        boundary0 = mu * u0 + t0
+        res = alpha * (alpha * q2 + q1) + 0.5 * dm * boundary0 * boundary0
+    elif z0 == 2 and za == 3:
+        boundary = mu * n + t
+        res = alpha * (alpha * q2 + q1) - 0.5 * dm * boundary * boundary
+    elif z0 == 1 and za == 2:
+        res = alpha * alpha * q2 + alpha * q1 + q0
+    elif z0 == 1 and za == 3:
+        rr = n - mu * t
+        res = 0.5 * dm * rr * rr
+    elif z0 == 3 and za == 1:
+        r0 = u0 - mu * t0
+        res = -0.5 * dm * r0 * r0
+    elif z0 == 2 and za == 1:
+        res = -q0
+    return res
+
+
+@ti.func
+def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
+    """The cost change from alpha = 0 to alpha along the prepared direction and its first two derivatives:
+    (alpha, cost, slope, curvature); a curvature that is not positive is replaced by mjMINVAL."""
+    cost = 0.0
+    d0 = 0.0
+    d1 = 0.0
+    t0 = 0.0
+    t1 = g1
+    t2 = g2
+    c = 0
+    while c < nrow:
+        r = row(d, b, c)
+        typ = d.efc_i[b, r, EFC_TYPE]
+        step = 1
+        if typ == CNSTR_EQUALITY:
+            t1 += d.efc[b, r, EFC_QUAD + 1]
+            t2 += d.efc[b, r, EFC_QUAD + 2]
+        elif typ == CNSTR_FRICTION_DOF or typ == CNSTR_FRICTION_TENDON:
+            start = d.efc[b, r, EFC_JAREF]
+            dirn = d.efc[b, r, EFC_JV]
+            x = start + alpha * dirn
+            f = d.efc[b, r, EFC_FRICTIONLOSS]
+            dd = d.efc[b, r, EFC_D]
+            rf = d.efc[b, r, EFC_R] * f
+            cost += _huber_change(start, x, f, rf, dd)
+            if -rf < x and x < rf:
+                d0 += dd * x * dirn
+                d1 += dd * dirn * dirn
+            elif x <= -rf:
+                d0 += -f * dirn
+            else:
+                d0 += f * dirn
+        elif typ != CNSTR_CONTACT_ELLIPTIC:
+            start = d.efc[b, r, EFC_JAREF]
+            x = start + alpha * d.efc[b, r, EFC_JV]
+            cost0 = 0.0
+            if start < 0.0:
+                cost0 = d.efc[b, r, EFC_QUAD]
+            if x < 0.0:
+                t0 += d.efc[b, r, EFC_QUAD] - cost0
+                t1 += d.efc[b, r, EFC_QUAD + 1]
+                t2 += d.efc[b, r, EFC_QUAD + 2]
+            else:
+                cost -= cost0
+        elif ti.static(variant & ELLIPTIC):  # elliptic rows exist only when the variant compiles them
+            step = d.efc_i[b, r, EFC_DIM]
+            mu = d.efc[b, r, EFC_MU]
+            q0 = d.efc[b, r, EFC_QUAD]
+            q1 = d.efc[b, r, EFC_QUAD + 1]
+            q2 = d.efc[b, r, EFC_QUAD + 2]
+            u0 = d.efc[b, r + 1, EFC_QUAD]
+            v0 = d.efc[b, r + 1, EFC_QUAD + 1]
+            uu = d.efc[b, r + 1, EFC_QUAD + 2]
+            uv = d.efc[b, r + 2, EFC_QUAD]
+            vv = d.efc[b, r + 2, EFC_QUAD + 1]
+            dm = d.efc[b, r + 2, EFC_QUAD + 2]
+            cost += _cone_change(q0, q1, q2, u0, v0, uu, uv, vv, dm, alpha, mu)
+            n = u0 + alpha * v0
+            tsqr = uu + alpha * (2.0 * uv + alpha * vv)
+            if tsqr <= 0.0:
+                if n < 0.0:
+                    d0 += 2.0 * alpha * q2 + q1
+                    d1 += 2.0 * q2
+            else:
+                t = ti.sqrt(tsqr)
+                if not (n >= mu * t):  # above the cone: no cost
+                    if mu * n + t <= 0.0:
+                        d0 += 2.0 * alpha * q2 + q1
+                        d1 += 2.0 * q2
+                    else:
+                        n1 = v0
+                        tt1 = (uv + alpha * vv) / t
+                        tt2 = vv / t - (uv + alpha * vv) * tt1 / (t * t)
+                        d0 += dm * (n - mu * t) * (n1 - mu * tt1)
+                        d1 += dm * ((n1 - mu * tt1) * (n1 - mu * tt1) + (n - mu * t) * (-mu * tt2))
+        c += step
+    cost += alpha * alpha * t2 + alpha * t1 + t0
+    d0 += 2.0 * alpha * t2 + t1
+    d1 += 2.0 * t2
+    if d1 <= 0.0:
+        d1 = MINVAL
+    return ti.Vector([alpha, cost, d0, d1])
+
+
+@ti.func
+def _bracket_one(p, flag, cand):
+    """One candidate of updateBracket: it replaces p when both slopes have one sign and the candidate's is
+    nearer zero (flag 1 for negative slopes, 2 for positive); returns (p, flag)."""
+    q = p
+    fl = flag
+    if q[2] < 0.0 and cand[2] < 0.0 and q[2] < cand[2]:
+        q = cand
+        fl = 1
+    elif q[2] > 0.0 and cand[2] > 0.0 and q[2] > cand[2]:
+        q = cand
+        fl = 2
+    return q, fl
+
+
+@ti.func
+def _bracket(p, c0, c1, c2):
+    """updateBracket without its evaluation: the candidates c0, c1, c2 in turn; returns (p, 0 when no
+    candidate replaced it)."""
+    q, flag = _bracket_one(p, 0, c0)
+    q, flag = _bracket_one(q, flag, c1)
+    q, flag = _bracket_one(q, flag, c2)
+    return q, flag
+
+
+@ti.func
+def _best(best, bestcost, k, cand, gtol):
+    """Keep candidate k when its slope is within gtol and its cost is the lowest so far (or it is the first)."""
+    bk = best
+    bc = bestcost
+    if ti.abs(cand[2]) < gtol and (bk == -1 or cand[1] < bc):
+        bc = cand[1]
+        bk = k
+    return bk, bc
+
+
+@ti.func
+def search(m: ti.template(), d: ti.template(), b, nvi, nrow, scale, variant: ti.template()):
+    """The step along solver_v[:, SV_SEARCH] that minimizes the cost (within the gradient tolerance);
+    returns (alpha, improvement = cost(0) - cost(alpha)). alpha = 0 when the direction is below mjMINVAL
+    or no point improved. Leaves Mv and Jv of the direction in SV_MV and EFC_JV."""
+    tol = m.opt_f[OPT_TOLERANCE] * m.opt_f[OPT_LS_TOLERANCE]
+    lsmax = m.opt_i[OPT_LS_ITERATIONS]
+    snorm = ti.sqrt(dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_SEARCH))
+    alpha = 0.0
+    improvement = 0.0
+    if snorm >= MINVAL:
+        gtol = tol * snorm / scale
+        g1, g2 = prepare(m, d, b, nvi, nrow, variant)
+        zero = ti.Vector([0.0, 0.0, 0.0, 0.0])
+        p0 = zero
+        p1 = zero
+        p2 = zero
+        p1next = zero
+        p2next = zero
+        pmid = zero
+        b2 = 0
+        direction = 1.0
+        lsiter = 0
+        stage = _P0
+        at = 0.0
+        done = False
+        while not done:
+            pt = evaluate(d, b, nrow, at, g1, g2, variant)
+            lsiter += 1
+            walk = False  # p1 is new and did not converge: one more one-sided step, or start the bracket
+            bracket = False  # go to the head of the bracketing loop
+            if stage == _P0:
+                p0 = pt
+                stage = _P1
+                at = p0[0] - p0[2] / p0[3]
+            elif stage == _P1:
+                p1 = pt
+                if ti.abs(p1[2]) < gtol and (p1[0] == 0.0 or p1[1] < 0.0):
+                    alpha = p1[0]
+                    improvement = -p1[1]
+                    done = True
+                else:
+                    direction = 1.0 if p1[2] < 0.0 else -1.0
+                    p2 = p0
+                    walk = True
+            elif stage == _ONESIDED:
+                p1 = pt
+                if ti.abs(p1[2]) < gtol and p1[1] < 0.0:
+                    alpha = p1[0]
+                    improvement = -p1[1]
+                    done = True
+                else:
+                    walk = True
+            elif stage == _P1NEXT:
+                p1next = pt
+                bracket = True
+            elif stage == _MID:
+                pmid = pt
+                best, bestcost = _best(-1, 0.0, 0, p1next, gtol)
+                best, bestcost = _best(best, bestcost, 1, p2next, gtol)
+                best, bestcost = _best(best, bestcost, 2, pmid, gtol)
+                if best >= 0:
+                    pick = pmid
+                    if best == 0:
+                        pick = p1next
+                    elif best == 1:
+                        pick = p2next
+                    alpha = pick[0]
+                    improvement = -pick[1]
+                    done = True
+                else:
+                    p1, b1 = _bracket(p1, p1next, p2next, pmid)
+                    p2, b2 = _bracket(p2, p1next, p2next, pmid)
+                    if b1 == 0 and b2 == 0:
+                        # no bracket can shrink: numerical accuracy reached, take the midpoint
+                        alpha = pmid[0]
+                        improvement = -pmid[1]
+                        done = True
+                    elif b1 != 0:
+                        stage = _UPD1
+                        at = p1[0] - p1[2] / p1[3]
+                    else:
+                        stage = _UPD2
+                        at = p2[0] - p2[2] / p2[3]
+            elif stage == _UPD1:
+                p1next = pt
+                if b2 != 0:
+                    stage = _UPD2
+                    at = p2[0] - p2[2] / p2[3]
+                else:
+                    bracket = True
+            else:  # _UPD2
+                p2next = pt
+                bracket = True
+            if walk:
+                if p1[2] * direction <= -gtol and lsiter < lsmax:
+                    p2 = p1
+                    stage = _ONESIDED
+                    at = p1[0] - p1[2] / p1[3]
+                elif lsiter >= lsmax:
+                    # could not bracket
+                    alpha = p1[0]
+                    improvement = -p1[1]
+                    done = True
+                else:
+                    p2next = p1
+                    stage = _P1NEXT
+                    at = p1[0] - p1[2] / p1[3]
+            if bracket:
+                if lsiter < lsmax:
+                    stage = _MID
+                    at = 0.5 * (p1[0] + p2[0])
+                else:
+                    # out of evaluations: the better bracket end if it improves, else no step
+                    if p1[1] <= p2[1] and p1[1] < 0.0:
+                        alpha = p1[0]
+                        improvement = -p1[1]
+                    elif p2[1] <= p1[1] and p2[1] < 0.0:
+                        alpha = p2[0]
+                        improvement = -p2[1]
+                    done = True
+    return alpha, improvement

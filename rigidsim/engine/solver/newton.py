@@ -1,0 +1,110 @@
+"""Newton's Hessian and its dense Cholesky factor (MuJoCo's MakeHessian, FactorizeHessian, HessianCone and
+HessianIncremental, dense case).
+
+H = M + J' diag(D_quadratic) J over the island (rows in the QUADRATIC state contribute D, the others 0) is
+factored into ``solver_H`` (positions of the island's dof list, lower triangle). With elliptic contacts in
+the CONE state a second factor in ``solver_Hcone`` adds each such contact's cone Hessian as dim rank-one
+updates: with the cone Hessian's own Cholesky factor Lc, the rows of Lc' J. After a step, rows that entered
+or left the QUADRATIC state update or downdate the factor by sqrt(D) J_row; when a downdate loses rank the
+Hessian is rebuilt and factored again.
+"""
+
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.layout import (
+    CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
+    QM, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
+)
+from rigidsim.engine.solver.linalg import chol_factor, chol_update, dof, row, small_chol
+from rigidsim.engine.solver.update import cone_hessian
+from rigidsim.engine.solver.variant import ELLIPTIC
+
+
+@ti.func
+def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
+    """solver_H's lower triangle = M + J' diag(D of the QUADRATIC rows) J on the island (mju_sqrMatTD's
+    order: row by row, each nonzero J entry scaling the row's leading part)."""
+    for i in range(nvi):
+        for k in range(i + 1):
+            d.solver_H[b, i, k] = 0.0
+    for c in range(nrow):
+        r = row(d, b, c)
+        dr = 0.0
+        if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
+            dr = d.efc[b, r, EFC_D]
+        if dr != 0.0:
+            for i in range(nvi):
+                tmp = d.efc_J[b, r, dof(d, b, i)]
+                if tmp != 0.0:
+                    scl = tmp * dr
+                    for k in range(i + 1):
+                        d.solver_H[b, i, k] = d.solver_H[b, i, k] + d.efc_J[b, r, dof(d, b, k)] * scl
+    for i in range(nvi):
+        di = dof(d, b, i)
+        adr = m.dof_i[di, DOF_MADR]
+        for p in range(m.dof_i[di, DOF_MROWNNZ]):
+            j = d.solver_vi[b, m.m_i[adr + p, M_COLIND], SVI_POS]
+            d.solver_H[b, i, j] = d.solver_H[b, i, j] + d.M[b, adr + p, QM]
+
+
+@ti.func
+def hessian_cone(d: ti.template(), b, nvi, nrow):
+    """solver_Hcone = the factor in solver_H updated with every CONE contact's cone Hessian (HessianCone)."""
+    for i in range(nvi):
+        for k in range(i + 1):
+            d.solver_Hcone[b, i, k] = d.solver_H[b, i, k]
+    c = 0
+    while c < nrow:
+        r = row(d, b, c)
+        step = 1
+        if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_CONE:
+            dim = d.efc_i[b, r, EFC_DIM]
+            step = dim
+            local, _rank = small_chol(cone_hessian(d, b, r, dim), dim, MINVAL)
+            # rows of Lc' J, then one rank-one update per row
+            for q in range(dim):
+                for k in range(nvi):
+                    d.solver_v[b, dof(d, b, k), SV_LTJ + q] = 0.0
+            for rr in range(dim):
+                for q in range(rr + 1):
+                    scl = local[rr, q]
+                    for k in range(nvi):
+                        i = dof(d, b, k)
+                        d.solver_v[b, i, SV_LTJ + q] = d.solver_v[b, i, SV_LTJ + q] + d.efc_J[b, r + rr, i] * scl
+            for q in range(dim):
+                chol_update(d, d.solver_Hcone, b, nvi, SV_LTJ + q, 1)
+        c += step
+
+
+@ti.func
+def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, ncone, full, variant: ti.template()):
+    """Bring the factor in solver_H up to date with the states: with `full`, build the Hessian and factor it
+    (MakeHessian, FactorizeHessian); else a rank-one update (a row entered the QUADRATIC state since
+    SEI_OLDSTATE) or downdate (it left) by sqrt(D) J_row per changed row, rebuilding and refactoring instead
+    when a downdate loses rank (HessianIncremental). Then the cones into solver_Hcone when some are active."""
+    rebuild = full
+    c = 0
+    while c < nrow and not rebuild:
+        r = row(d, b, c)
+        old = d.solver_efc_i[b, r, SEI_OLDSTATE]
+        new = d.efc_i[b, r, EFC_STATE]
+        plus = -1
+        if old != CNSTRSTATE_QUADRATIC and new == CNSTRSTATE_QUADRATIC:
+            plus = 1
+        elif old == CNSTRSTATE_QUADRATIC and new != CNSTRSTATE_QUADRATIC:
+            plus = 0
+        if plus != -1:
+            sd = ti.sqrt(d.efc[b, r, EFC_D])
+            for k in range(nvi):
+                i = dof(d, b, k)
+                d.solver_v[b, i, SV_UPD] = d.efc_J[b, r, i] * sd
+            if chol_update(d, d.solver_H, b, nvi, SV_UPD, plus) < nvi:
+                rebuild = True
+        c += 1
+    if rebuild:
+        make_hessian(m, d, b, nvi, nrow)
+        chol_factor(d.solver_H, b, nvi, MINVAL)
+    if ti.static(variant & ELLIPTIC):
+        if ncone > 0:
+            hessian_cone(d, b, nvi, nrow)

@@ -1,0 +1,135 @@
+"""The primal solver's iterations on one island (MuJoCo 4's mj_solPrimal, Newton and CG).
+
+It minimizes over qacc the cost (Ma - qfrc_smooth)'(qacc - qacc_smooth) / 2 + s(J qacc - aref), starting
+from the qacc the warmstart chose. Before iterating it tests the zero-iteration certificate: the duality gap
+grad'M^-1 grad scale / 2 below the tolerance stops CG at once, and Newton too when also the gradient is small.
+Newton then factors its Hessian and stops if its decrement grad'H^-1 grad scale / 2 and the gradient are
+small. Each iteration takes the exact line-search step along the direction (-H^-1 grad for Newton; for CG
+the Hager-Zhang update of -M^-1 grad), updates the constraints, the gradient and (Newton) the factor, and
+stops when the scaled improvement is positive and below the tolerance, the scaled gradient is below it, or
+(Newton) the decrement is. scale = 1 / (meaninertia max(1, nv)) for one solve of everything; per island,
+1 / (the trace of the island's M).
+"""
+
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.layout import (
+    DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS,
+    OPT_MEANINERTIA, OPT_TOLERANCE, QFRC_CONSTRAINT, QFRC_SMOOTH, QM, SEI_OLDSTATE, SV_GRAD, SV_GRADOLD, SV_MA,
+    SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SZ_NV,
+)
+from rigidsim.engine.solver.cg import hz_direction
+from rigidsim.engine.solver.linalg import chol_solve, dof, dot, jdot, mul_m, row, solve_ld
+from rigidsim.engine.solver.linesearch import search
+from rigidsim.engine.solver.newton import update_factor
+from rigidsim.engine.solver.update import primal_update
+from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON
+
+
+@ti.func
+def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton, variant: ti.template()):
+    """Solve the island whose lists `island.lists` wrote (nvi dofs, nrow rows) from the current qacc, with
+    Newton (newton != 0) or CG; writes qacc, efc_force, efc_state and qfrc_constraint of the island.
+    Returns (iterations, 1 when a termination test stopped it, 0 when it ran out of iterations).
+
+    One loop: its first pass evaluates the starting point (the certificate, Newton's first factor and
+    decrement), every later pass is an iteration; each stage is compiled once."""
+    tol = m.opt_f[OPT_TOLERANCE]
+    maxiter = m.opt_i[OPT_ITERATIONS]
+    for k in range(nvi):
+        i = dof(d, b, k)
+        d.solver_v[b, i, SV_QACC] = d.qacc[b, i]
+    mul_m(m, d, b, nvi, d.solver_v, SV_QACC, d.solver_v, SV_MA)
+    for c in range(nrow):
+        r = row(d, b, c)
+        d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.solver_v, SV_QACC) - d.efc[b, r, EFC_AREF]
+    scale = 0.0
+    if per_island:
+        inertia = 0.0
+        for k in range(nvi):
+            inertia += d.M[b, m.dof_i[dof(d, b, k), DOF_MADR], QM]
+        scale = 1.0 / inertia
+    else:
+        scale = 1.0 / (m.opt_f[OPT_MEANINERTIA] * ti.max(1, m.opt_i[SZ_NV]))
+    it = 0
+    converged = 0
+    first = True
+    done = False
+    small_grad = False
+    ls_improvement = 0.0
+    while not done:
+        if not first:
+            alpha, ls_improvement = search(m, d, b, nvi, nrow, scale, variant)
+            if alpha == 0.0:
+                converged = 1  # no improvement along the direction: nothing left to gain
+                done = True
+            else:
+                for k in range(nvi):
+                    i = dof(d, b, k)
+                    d.solver_v[b, i, SV_QACC] = d.solver_v[b, i, SV_QACC] + d.solver_v[b, i, SV_SEARCH] * alpha
+                    d.solver_v[b, i, SV_MA] = d.solver_v[b, i, SV_MA] + d.solver_v[b, i, SV_MV] * alpha
+                    if newton == 0:
+                        d.solver_v[b, i, SV_GRADOLD] = d.solver_v[b, i, SV_GRAD]
+                        d.solver_v[b, i, SV_MGRADOLD] = d.solver_v[b, i, SV_MGRAD]
+                for c in range(nrow):
+                    r = row(d, b, c)
+                    d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JAREF] + d.efc[b, r, EFC_JV] * alpha
+                    d.solver_efc_i[b, r, SEI_OLDSTATE] = d.efc_i[b, r, EFC_STATE]
+        if not done:
+            _cost, _gauss, ncone = primal_update(d, b, nvi, nrow, variant)
+            for k in range(nvi):
+                i = dof(d, b, k)
+                d.solver_v[b, i, SV_GRAD] = (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) - d.dof[
+                    b, i, QFRC_CONSTRAINT]
+            # M^-1 grad: CG's preconditioned gradient, and at the start the duality-gap certificate
+            if first or newton == 0:
+                for k in range(nvi):
+                    i = dof(d, b, k)
+                    d.solver_v[b, i, SV_MGRAD] = d.solver_v[b, i, SV_GRAD]
+                solve_ld(m, d, b, nvi, d.solver_v, SV_MGRAD)
+            if first:
+                # grad'M^-1 grad scale / 2 bounds the cost's distance to the optimum; Newton also wants the
+                # gradient small (its solutions are judged by their forces)
+                gap = ti.max(0.0, 0.5 * scale * dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD)) < tol
+                small_grad = scale * ti.sqrt(dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_GRAD)) < tol
+                done = gap and (newton == 0 or small_grad)
+                converged = 1 if done else 0
+            if ti.static(variant & NEWTON):
+                if newton != 0 and not done:
+                    update_factor(m, d, b, nvi, nrow, ncone, first, variant)
+                    if ti.static(variant & ELLIPTIC):
+                        if ncone > 0:
+                            chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
+                        else:
+                            chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
+                    else:
+                        chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
+            if not done:
+                decrement = 0.0
+                if newton != 0:
+                    decrement = ti.max(0.0, 0.5 * scale * dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD))
+                if first:
+                    # the Newton decrement already below the tolerance: no step needed
+                    done = newton != 0 and small_grad and decrement < tol
+                else:
+                    it += 1
+                    improvement = scale * ls_improvement
+                    gradient = scale * ti.sqrt(dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_GRAD))
+                    done = (improvement > 0.0 and improvement < tol) or gradient < tol or (
+                        newton != 0 and decrement < tol)
+                converged = 1 if done else 0
+            if not done:
+                if newton != 0 or first:
+                    for k in range(nvi):
+                        i = dof(d, b, k)
+                        d.solver_v[b, i, SV_SEARCH] = -d.solver_v[b, i, SV_MGRAD]
+                elif ti.static(variant & CG):
+                    hz_direction(d, b, nvi)
+                if it >= maxiter:
+                    done = True
+        first = False
+    for k in range(nvi):
+        i = dof(d, b, k)
+        d.qacc[b, i] = d.solver_v[b, i, SV_QACC]
+    return it, converged

@@ -1,0 +1,156 @@
+"""The constraint stage of one env: MuJoCo 4's mj_fwdConstraint for the primal solvers.
+
+`solve` clears qfrc_constraint (with no rows: qacc = qacc_smooth), finds the constraint islands, warmstarts
+and runs Newton or CG (opt.solver) on each island, or once on everything when islands are disabled;
+`fwd_constraint` adds the noslip pass when opt.noslip_iterations > 0. The warmstart starts from whichever of
+qacc_warmstart and qacc_smooth has the lower total cost (unless warmstart is disabled: qacc_smooth); dofs
+in no island keep qacc_smooth.
+
+Outcome: efc_n[b, EFCN_NITER] the iterations summed over the islands (and noslip's), solver_vi[b, k,
+SVI_NITER] island k's own (MuJoCo's solver_niter[k]), solver_n[b, SN_NISLAND] the island count, and
+efc_n[b, EFCN_CONVERGED] 1 when every island stopped on a termination test (or there were no rows). PGS
+is not built: like options the kernel's variant left out (`solver.variant`), it is refused with qacc =
+qacc_smooth, no force and EFCN_CONVERGED = 0.
+
+efc_state after a solve by islands is what MuJoCo 4 reports: its island solver works on copies of the rows
+and copies back only their forces, so efc_state keeps the warmstart's last classification (at
+qacc_smooth); the state the solver ended with is in solver_efc_i[b, r, SEI_STATE]. (With warmstart
+disabled MuJoCo leaves efc_state unset; we leave the solver's.) After noslip every row has its dual state,
+as in MuJoCo.
+"""
+
+
+from rigidsim.engine.lang import ti
+
+from rigidsim.engine.layout import (
+    CNSTRSTATE_SATISFIED, CONE_ELLIPTIC, DSBL_WARMSTART, EFC_AREF, EFC_FORCE, EFC_JAREF, EFC_STATE, EFCN_CONVERGED,
+    EFCN_NEFC, EFCN_NITER, OPT_CONE, OPT_DISABLEFLAGS, OPT_NOSLIP_ITERATIONS, OPT_SOLVER, QACC_SMOOTH,
+    QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, SEI_STATE, SN_NISLAND, SOLVER_CG, SOLVER_NEWTON, SV_MA,
+    SVI_ISLAND, SVI_NITER, SZ_NV,
+)
+from rigidsim.engine.solver.island import find_islands, lists
+from rigidsim.engine.solver.linalg import jdot, mul_m
+from rigidsim.engine.solver.noslip import noslip
+from rigidsim.engine.solver.primal import primal
+from rigidsim.engine.solver.update import constraint_update
+from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON, NOSLIP
+
+
+@ti.func
+def warmstart(m: ti.template(), d: ti.template(), b, nisland, variant: ti.template()):
+    """qacc = qacc_warmstart when its total cost is not above qacc_smooth's, else qacc_smooth; dofs in no
+    island take qacc_smooth. With warmstart disabled, qacc = qacc_smooth and efc_force = 0. The constraint
+    update it runs leaves every row's force and state at qacc_smooth (MuJoCo's does too)."""
+    nv = m.opt_i[SZ_NV]
+    nefc = d.efc_n[b, EFCN_NEFC]
+    if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
+        nvi, nrow = lists(m, d, b, -1)
+        for i in range(nv):
+            d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
+        for r in range(nefc):
+            d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, QACC_WARMSTART) - d.efc[b, r, EFC_AREF]
+        cost_warm = 0.0
+        cost_smooth = 0.0
+        for k in range(2):  # 0: at qacc_warmstart, 1: at qacc_smooth
+            cost, _ncone = constraint_update(d, b, nrow, variant)
+            if k == 0:
+                cost_warm = cost
+                mul_m(m, d, b, nvi, d.dof, QACC_WARMSTART, d.solver_v, SV_MA)
+                for i in range(nv):
+                    cost_warm += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
+                        d.dof[b, i, QACC_WARMSTART] - d.dof[b, i, QACC_SMOOTH])
+                for r in range(nefc):
+                    d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, QACC_SMOOTH) - d.efc[b, r, EFC_AREF]
+            else:
+                cost_smooth = cost
+                for r in range(nefc):
+                    d.solver_efc_i[b, r, SEI_STATE] = d.efc_i[b, r, EFC_STATE]
+        if cost_warm > cost_smooth:
+            for i in range(nv):
+                d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+        if nisland > 0:
+            for i in range(nv):
+                if d.solver_vi[b, i, SVI_ISLAND] < 0:
+                    d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+    else:
+        for i in range(nv):
+            d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+        for r in range(nefc):
+            d.efc[b, r, EFC_FORCE] = 0.0
+
+
+@ti.func
+def supported(m: ti.template(), variant: ti.template()):
+    """1 when the kernel's variant compiled what the options ask for (the solver, the cone, noslip), else 0."""
+    ok = 1
+    solver = m.opt_i[OPT_SOLVER]
+    if solver != SOLVER_NEWTON and solver != SOLVER_CG:
+        ok = 0  # PGS is not built
+    if ti.static((variant & NEWTON) == 0):
+        if solver == SOLVER_NEWTON:
+            ok = 0
+    if ti.static((variant & CG) == 0):
+        if solver == SOLVER_CG:
+            ok = 0
+    if ti.static((variant & ELLIPTIC) == 0):
+        if m.opt_i[OPT_CONE] == CONE_ELLIPTIC:
+            ok = 0
+    if ti.static((variant & NOSLIP) == 0):
+        if m.opt_i[OPT_NOSLIP_ITERATIONS] > 0:
+            ok = 0
+    return ok
+
+
+@ti.func
+def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
+    """The primal constraint solve of env b from the rows, smooth quantities and qacc_warmstart: writes qacc,
+    efc_force, efc_state, qfrc_constraint and the outcome (module docstring). Options the variant did not
+    compile (or PGS) are refused: qacc = qacc_smooth, no force, EFCN_CONVERGED = 0."""
+    nv = m.opt_i[SZ_NV]
+    nefc = d.efc_n[b, EFCN_NEFC]
+    for i in range(nv):
+        d.dof[b, i, QFRC_CONSTRAINT] = 0.0
+    niter = 0
+    converged = 1
+    nisland = 0
+    ok = supported(m, variant)
+    if nefc == 0 or ok == 0:
+        for i in range(nv):
+            d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+        for r in range(nefc):
+            d.efc[b, r, EFC_FORCE] = 0.0
+            d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_SATISFIED
+        converged = ok
+    else:
+        nisland = find_islands(m, d, b)
+        warmstart(m, d, b, nisland, variant)
+        newton = 1 if m.opt_i[OPT_SOLVER] == SOLVER_NEWTON else 0
+        for k in range(ti.max(nisland, 1)):
+            island = k if nisland > 0 else -1
+            nvi, nrow = lists(m, d, b, island)
+            it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, variant)
+            d.solver_vi[b, k, SVI_NITER] = it
+            niter += it
+            if conv == 0:
+                converged = 0
+        if nisland > 0 and (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
+            # MuJoCo 4 solves islands on copies of the rows and copies back their forces, not their states:
+            # efc_state keeps the warmstart's classification at qacc_smooth. Report that; keep the solver's own.
+            for r in range(nefc):
+                state = d.efc_i[b, r, EFC_STATE]
+                d.efc_i[b, r, EFC_STATE] = d.solver_efc_i[b, r, SEI_STATE]
+                d.solver_efc_i[b, r, SEI_STATE] = state
+    d.solver_n[b, SN_NISLAND] = nisland
+    d.efc_n[b, EFCN_NITER] = niter
+    d.efc_n[b, EFCN_CONVERGED] = converged
+    return ok
+
+
+@ti.func
+def fwd_constraint(m: ti.template(), d: ti.template(), b, variant: ti.template()):
+    """`solve`, then the noslip pass when opt.noslip_iterations > 0 (which recomputes qfrc_constraint and
+    qacc from the forces it leaves). `variant`: what to compile (`solver.variant`; ALL for every option)."""
+    ok = solve(m, d, b, variant)
+    if ti.static(variant & NOSLIP):
+        if ok != 0 and d.efc_n[b, EFCN_NEFC] > 0 and m.opt_i[OPT_NOSLIP_ITERATIONS] > 0:
+            noslip(m, d, b, variant)
