@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+import numpy as np
 import yaml
 
 from rigidsim.errors import InputError
@@ -302,13 +303,45 @@ def apply(model: M.Model, r: Mapping[str, Any]) -> M.Model:
         flags |= M.DSBL_FILTERPARENT
     if not r["enable_multi_contact"]:  # MuJoCo's multiccd: the convex collider's extra contacts
         flags |= M.DSBL_MULTICCD
+    if not r["use_contact_island"]:  # MuJoCo 4 solves each constraint island on its own unless disabled
+        flags |= M.DSBL_ISLAND
     opt = dataclasses.replace(
         o, timestep=float(r["dt"]), gravity=tuple(r["gravity"]), integrator=_INT_CODE[r["integrator"]],
         solver=_SOLVER_CODE[r["constraint_solver"]], cone=_CONE_CODE[r["friction_cone"]],
         iterations=int(r["iterations"]), tolerance=float(r["tolerance"]), ls_iterations=int(r["ls_iterations"]),
         ls_tolerance=float(r["ls_tolerance"]), noslip_iterations=int(r["noslip_iterations"]),
         noslip_tolerance=float(r["noslip_tolerance"]), impratio=float(r["impratio"]), disableflags=flags)
-    return dataclasses.replace(model, opt=opt)
+    out = dataclasses.replace(model, opt=opt)
+    if not r["enable_mujoco_compatibility"]:
+        out = _genesis_contacts(out, r)
+    return out
+
+
+def _genesis_contacts(model: M.Model, r: Mapping[str, Any]) -> M.Model:
+    """Genesis's contact options on a copy of the model's geoms and explicit pairs (without MuJoCo
+    compatibility): a frictional contact resists sliding only (condim 3), spin too with
+    enable_torsional_friction (4), rolling too with enable_rolling_friction (6); frictionless geoms stay
+    condim 1. A geom or pair whose solref is MuJoCo's default (0.02, 1), the value of one whose MJCF says
+    nothing, takes constraint_timeconst as its time constant; with constraint_timeconst null, twice the time
+    step (the floor MuJoCo's refsafe raises any shorter time constant to)."""
+    dim = 6 if r["enable_rolling_friction"] else (4 if r["enable_torsional_friction"] else 3)
+    tc = float(r["constraint_timeconst"]) if r["constraint_timeconst"] is not None else 2.0 * float(r["dt"])
+
+    def condim(a):
+        a = np.asarray(a).copy()
+        a[a != 1] = dim
+        return a
+
+    def solref(a):
+        a = np.array(a, dtype=np.float64, copy=True)
+        if a.size:
+            default = (a[:, 0] == 0.02) & (a[:, 1] == 1.0)
+            a[default, 0] = tc
+        return a
+
+    arrays = {**model.arrays, "geom_condim": condim(model.geom_condim), "pair_dim": condim(model.pair_dim),
+              "geom_solref": solref(model.geom_solref), "pair_solref": solref(model.pair_solref)}
+    return dataclasses.replace(model, arrays=arrays)
 
 
 def to_yaml(r: Mapping[str, Any]) -> str:

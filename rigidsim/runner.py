@@ -115,21 +115,8 @@ def _listed(model: M.Model, kind: str, ids: np.ndarray, noun: str) -> str:
 def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
     """Features this scene and these options would need that are not built yet."""
     out = []
-    flags = model.opt.disableflags
-    if not r["disable_constraint"]:
-        if model.neq and not (flags & M.DSBL_EQUALITY) and model.eq_active0.any():
-            out.append(f"equality constraints ({model.neq} in the scene)")
-        if not (flags & M.DSBL_FRICTIONLOSS) and ((model.dof_frictionloss > 0).any() or (model.tendon_frictionloss > 0).any()):
-            out.append("joint/tendon friction loss")
-        if r["enable_joint_limit"]:  # MuJoCo's limit flag covers joint and tendon limits alike
-            if model.jnt_limited.any():
-                out.append("joint limits" + _listed(model, "jnt", np.flatnonzero(model.jnt_limited), "joint"))
-            if model.tendon_limited.any():
-                out.append("tendon limits" + _listed(model, "tendon", np.flatnonzero(model.tendon_limited), "tendon"))
-        if r["enable_collision"]:
-            npairs = collidable_pairs(model, r)
-            if npairs:
-                out.append(f"contacts ({npairs} geom pairs can collide)")
+    if not r["disable_constraint"] and r["enable_collision"]:
+        out += unbuilt_colliders(model, r)
     out.extend(opts.not_honoured(r))
     from rigidsim.engine.data import unsupported_features
 
@@ -139,16 +126,14 @@ def unsupported(model: M.Model, r: Dict[str, Any]) -> List[str]:
 
 
 def constraint_free_sets(model: M.Model, r: Dict[str, Any]) -> List[Dict[str, bool]]:
-    """The --set overrides that make this scene run without the constraints it needs, each checked
-    against `unsupported`: disable_constraint=true first, then enable_collision=false and/or
-    enable_joint_limit=false when contacts and limits are all it needs. Empty when none suffices."""
-    narrow: Dict[str, bool] = {}
-    if r["enable_collision"] and collidable_pairs(model, r):
-        narrow["enable_collision"] = False
-    if r["enable_joint_limit"] and (model.jnt_limited.any() or model.tendon_limited.any()):
-        narrow["enable_joint_limit"] = False
-    return [c for c in ({"disable_constraint": True}, narrow) if c and not r["disable_constraint"]
-            and not unsupported(model, {**r, **c})]
+    """The --set overrides that make this scene run without what it needs that is not built, each checked
+    against `unsupported`: enable_collision=false first (the unbuilt colliders), then
+    disable_constraint=true. Empty when none suffices."""
+    out = []
+    for c in ({"enable_collision": False}, {"disable_constraint": True}):
+        if any(r[k] != v for k, v in c.items()) and not unsupported(model, {**r, **c}):
+            out.append(c)
+    return out
 
 
 def unbuilt_colliders(model: M.Model, r: Dict[str, Any]) -> List[str]:
@@ -177,8 +162,8 @@ def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = F
         sets = [" ".join(f"--set {k}={str(v).lower()}" for k, v in c.items()) for c in constraint_free_sets(model, r)]
         hint = ""
         if sets:
-            hint = (" The constraint solver lands in a later release; to simulate this scene without constraints, "
-                    f"run with {sets[0]}" + (f" (or {sets[1]})" if len(sets) > 1 else "") + ".")
+            hint = (" To simulate this scene without them, run with "
+                    f"{sets[0]}" + (f" (or {sets[1]})" if len(sets) > 1 else "") + ".")
         if model_only_hint:
             hint += " With --steps 0, '--record qpos,qvel,xpos,xquat' writes the model and frame 0 without them."
         raise InputError("not supported yet: " + "; ".join(missing) + "." + hint, where=model.source or None)
@@ -191,6 +176,22 @@ def contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np.ndarr
     return {"count": c["count"][None, :], "geom": geom, "body": np.asarray(model.geom_bodyid, np.int32)[geom],
             "position": c["pos"], "normal": c["frame"][:, 0, :], "penetration": -c["dist"],
             "force": np.full((len(geom), 3), np.nan)}
+
+
+def recorded(f: Dict[str, np.ndarray], key: str, nv: int) -> np.ndarray:
+    """Field `key` of a block of frames; the constraint fields of a scene without constraints are zeros."""
+    if key in f:
+        return f[key]
+    n, B = f["time"].shape
+    return np.zeros((n, B, nv) if key == "qfrc_constraint" else (n, B))
+
+
+def frame_contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """The trajectory file's contact rows of a block of frames from `Simulator.contact_rows`, forces included
+    (the force geom a exerts on geom b, world frame, as MuJoCo's mj_contactForce gives it after the solve)."""
+    geom = c["geom"]
+    return {"count": c["count"], "geom": geom, "body": np.asarray(model.geom_bodyid, np.int32)[geom],
+            "position": c["pos"], "normal": c["normal"], "penetration": -c["dist"], "force": c["force"]}
 
 
 def initial_state(model: M.Model, keyframe: Optional[str]) -> Dict[str, np.ndarray]:
@@ -308,11 +309,12 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
     # frame 0 alone needs only kinematics (and collision detection for its contacts), unless its accelerations
     # are recorded: they need the forward dynamics with every constraint
-    kinematics_only = a.steps == 0 and "qacc" not in record
+    kinematics_only = a.steps == 0 and "qacc" not in record and bool(unsupported(model, resolved))
     if not kinematics_only:
         check_supported(model, resolved, model_only_hint=a.steps == 0)
     elif "contacts" in record:
         check_colliders(model, resolved)
+    scene_model = model  # the compiled scene, as the file's /model holds it (the options are in options_yaml)
     model = opts.apply(model, resolved)
     state = initial_state(model, a.keyframe)
     ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
@@ -334,21 +336,26 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
     frames, steps_done, complete, message = 0, 0, False, ""
     fields = [k for k in record if k != "contacts"]
     contacts0 = None
-    if "contacts" in record and a.steps == 0 and sim.npair:  # frame 0's contacts (runs with steps stay refused)
+    # contacts with their forces come with every frame of a scene with constraints; frame 0 of a scene the
+    # engine cannot step (kinematics only) has its contacts from collision detection alone, forces NaN
+    rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax) and not kinematics_only
+    if "contacts" in record and a.steps == 0 and sim.npair and not rec_contacts:
         sim.collide()
         contacts0 = contact_rows(model, sim.contacts())
     with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
         writer = TrajectoryWriter(
-            out, model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
+            out, scene_model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
             dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
             float_dtype=np.float64 if precision == 64 else np.float32, compression=a.compression,
             extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
         try:
             # one block per engine launch, written with one dataset write per field: no Python per frame
-            for steps, block in sim.rollout_blocks(a.steps, every=a.every, ctrl=ctrl):
+            for steps, block in sim.rollout_blocks(a.steps, every=a.every, ctrl=ctrl, contacts=rec_contacts):
                 f = sim.fields(block)
+                crows = frame_contact_rows(model, sim.contact_rows(f)) if rec_contacts else \
+                    (contacts0 if a.steps == 0 else None)
                 intr.writing = True
-                writer.add_block(f["time"][:, 0], {k: f[k] for k in fields}, contacts0 if a.steps == 0 else None)
+                writer.add_block(f["time"][:, 0], {k: recorded(f, k, model.nv) for k in fields}, crows)
                 intr.writing = False
                 frames += len(steps)
                 steps_done = int(steps[-1])
@@ -362,8 +369,12 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
                 complete = True
         except SimulationError as e:
             intr.closing = True
-            writer.close(False)
             msg = str(e).rstrip(".")
+            if frames == 0:  # nothing finished: no file rather than an empty one
+                writer.abandon()
+                raise SimulationError(f"{msg}. No frame was finished; {out} was not written.",
+                                      step=e.step, env=e.env) from None
+            writer.close(False)
             raise SimulationError(f"{msg}. Wrote the {frames} frames before it to {out} (complete=false).",
                                   step=e.step, env=e.env) from None
         except BaseException:

@@ -26,7 +26,8 @@ from rigidsim.model import Model
 FORMAT = "rigidsim-trajectory"
 FORMAT_VERSION = 1
 
-RECORDABLE = ("qpos", "qvel", "qacc", "xpos", "xquat", "ctrl", "contacts")
+RECORDABLE = ("qpos", "qvel", "qacc", "xpos", "xquat", "ctrl", "contacts", "qfrc_constraint", "ncon", "nefc",
+              "solver_niter", "solver_converged")
 DEFAULT_RECORD = ("qpos", "qvel", "xpos", "xquat", "contacts")
 
 # /model arrays of SPEC.md, under MuJoCo's names
@@ -133,11 +134,14 @@ class TrajectoryWriter:
         self._write_model(model)
         B, fd = self.B, self.fdt
         shapes = {"qpos": (B, model.nq), "qvel": (B, model.nv), "qacc": (B, model.nv), "ctrl": (B, model.nu),
-                  "xpos": (B, model.nbody, 3), "xquat": (B, model.nbody, 4)}
+                  "xpos": (B, model.nbody, 3), "xquat": (B, model.nbody, 4), "qfrc_constraint": (B, model.nv)}
+        counts = {"ncon": np.int32, "nefc": np.int32, "solver_niter": np.int32, "solver_converged": np.uint8}
         self._mk("time", (), np.float64)
         for name in self.record:
             if name in shapes:
                 self._mk(name, shapes[name], fd)
+            elif name in counts:
+                self._mk(name, (B,), counts[name])
         if "contacts" in self.record:
             g = self.f.create_group("contacts")
             # offsets: B rows per frame

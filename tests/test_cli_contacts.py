@@ -1,6 +1,6 @@
 """Frame 0's contacts through the command line (`rigidsim run SCENE --steps 0`): the trajectory file's
-/contacts rows equal MuJoCo's mj_collision at the same state (our loader's compile), forces NaN until the
-solver lands; an overflowing contact buffer stops with exit 1 naming the step, the env and the option; a pair
+/contacts rows equal MuJoCo's mj_collision at the same state (our loader's compile) and their forces
+mj_contactForce's after mj_forward, turned into the world frame; an overflowing contact buffer stops with exit 1 naming the step, the env and the option; a pair
 whose collider is not built yet is refused by kind and geom names."""
 
 from __future__ import annotations
@@ -44,21 +44,27 @@ def test_frame0_contacts_match_mujoco(scene, tmp_path):
     d = mujoco.MjData(mjm)
     mujoco.mj_resetDataKeyframe(mjm, d, 0)
     mujoco.mj_forward(mjm, d)
-    ref = sorted(d.contact[:d.ncon], key=lambda c: tuple(c.geom))
-    assert len(ref) == 3
+    order = sorted(range(d.ncon), key=lambda i: tuple(d.contact[i].geom))
+    ref = [d.contact[i] for i in order]
+    forces = []
+    for i in order:
+        f6 = np.zeros(6)
+        mujoco.mj_contactForce(mjm, d, i, f6)
+        forces.append(d.contact[i].frame.reshape(3, 3).T @ f6[:3])  # by geom 1 on geom 2, world frame
+    assert len(ref) == 3 and max(np.abs(f).max() for f in forces) > 1.0
     with h5py.File(out, "r") as f:
         c = f["contacts"]
         n = len(ref)
         np.testing.assert_array_equal(c["offsets"][:], [0, n, 2 * n])
         for e in range(2):
             rows = sorted(range(e * n, (e + 1) * n), key=lambda k: tuple(c["geom"][k]))
-            for k, rc in zip(rows, ref):
+            for k, rc, fr in zip(rows, ref, forces):
                 np.testing.assert_array_equal(c["geom"][k], rc.geom)
                 np.testing.assert_array_equal(c["body"][k], mjm.geom_bodyid[rc.geom])
                 np.testing.assert_allclose(c["position"][k], rc.pos, rtol=0, atol=1e-9)
                 np.testing.assert_allclose(c["normal"][k], rc.frame[:3], rtol=0, atol=1e-9)
                 assert abs(c["penetration"][k] + rc.dist) <= 1e-9
-        assert np.isnan(c["force"][:]).all()
+                np.testing.assert_allclose(c["force"][k], fr, rtol=1e-6, atol=1e-6 * max(1.0, np.abs(fr).max()))
 
 
 def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
@@ -71,16 +77,18 @@ def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
 
 
 def test_unbuilt_collider_is_refused_by_kind(tmp_path):
-    """A capsule against a cylinder needs MuJoCo's multi-contact convex collider, not built yet."""
+    """A height field against a mesh needs a collider not built yet."""
     xml = tmp_path / "e.xml"
-    xml.write_text(SCENE.replace('<geom type="sphere" size="0.1" margin="0.1"/>',
-                                 '<geom name="can" type="cylinder" size="0.1 0.1" contype="3" conaffinity="3"/>')
+    xml.write_text(SCENE.replace("<worldbody>", '<asset><hfield name="h" nrow="3" ncol="3" size="1 1 .1 .1" '
+                                 'elevation="0 0 0 0 1 0 0 0 0"/><mesh name="m" vertex="0 0 0 .1 0 0 0 .1 0 0 0 .1"/>'
+                                 '</asset><worldbody><geom name="ground" type="hfield" hfield="h" pos="3 0 0" '
+                                 'contype="3" conaffinity="3"/>')
                    .replace('<body name="c" pos="1 0 0.5"><freejoint/><geom type="sphere" size="0.1"/>',
-                            '<body name="c" pos="1 0 0.5"><freejoint/><geom name="pill" type="capsule" size="0.1 0.1" '
+                            '<body name="c" pos="1 0 0.5"><freejoint/><geom name="rock" type="mesh" mesh="m" '
                             'contype="3" conaffinity="3"/>'))
     p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
     text = assert_clean_error(p, 2)
-    assert "capsule and cylinder" in text and "pill/can" in text
+    assert "hfield and mesh" in text and "ground/rock" in text
 
 
 @pytest.mark.parametrize("name", ["boxes27", "sphere_bin", "falling_objects"])

@@ -113,8 +113,13 @@ def test_existing_output_survives_a_bad_run(tmp_path, scene):
 
 
 def test_feature_not_built_is_refused(tmp_path):
-    text = assert_clean_error(rigidsim("run", "falling_objects", "--out", tmp_path / "o.h5", "--steps", "1"))
-    assert "not supported yet" in text and "contacts" in text
+    """The implicit integrator (not built yet) is refused by name, before any output exists."""
+    xml = tmp_path / "implicit.xml"
+    xml.write_text('<mujoco><option integrator="implicit"/><worldbody><body><joint axis="0 1 0"/><geom size=".1"/>'
+                   '</body></worldbody></mujoco>')
+    text = assert_clean_error(rigidsim("run", xml, "--out", tmp_path / "o.h5", "--steps", "1"))
+    assert "not supported yet" in text and "implicit integrator" in text
+    assert not (tmp_path / "o.h5").exists()
 
 
 def test_too_few_ctrl_rows(tmp_path, scene):

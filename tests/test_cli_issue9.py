@@ -108,7 +108,7 @@ def test_engine_refusals_read_well_embedded(tmp_path):
     p.write_text(ENGINE_GAPS_XML)
     text = assert_clean_error(rigidsim("run", p, "--steps", "1", "--out", tmp_path / "o.h5"))
     assert text.count("not supported") == 1, text
-    assert (f"{p}: not supported yet: joint limits (joint slider); tendon armature (tendon 'rope'); fluid forces "
+    assert (f"{p}: not supported yet: tendon armature (tendon 'rope'); fluid forces "
             "(option density/viscosity > 0) with the implicitfast integrator, whose fluid velocity derivatives "
             "are not built (use euler or rk4, e.g. --set integrator=euler); site and body transmissions "
             "(actuator 'sitemotor').") in text, text
@@ -119,7 +119,7 @@ def test_engine_refusals_read_well_embedded(tmp_path):
 
 def _suggested(text: str) -> list:
     """The --set alternatives of the refusal's hint: [['--set', 'k=v', ...], ...]."""
-    m = re.search(r"without constraints, run with ((?:--set \S+?=\S+? ?)+?)(?: \(or ((?:--set \S+?=\S+? ?)+)\))?\.",
+    m = re.search(r"without them, run with ((?:--set \S+?=\S+? ?)+?)(?: \(or ((?:--set \S+?=\S+? ?)+)\))?\.",
                   text)
     assert m, text
     return [g.split() for g in m.groups() if g]
@@ -133,29 +133,36 @@ def _runs(tmp_path, path, sets) -> None:
         assert bool(f.attrs["complete"]) and f["qpos"].shape[0] == 3 and np.isfinite(f["qpos"][:]).all()
 
 
-def test_tendon_limits_are_named_and_the_hints_run(tmp_path):
-    path = shared_model("dm_control/ball_in_cup.xml")
+def test_scenes_with_limits_equalities_and_contacts_run(tmp_path):
+    """ball_in_cup (a tendon limit, contacts) and quadruped (equalities, joint limits, contacts), once refused,
+    run with every constraint."""
+    for rel in ("dm_control/ball_in_cup.xml", "dm_control/quadruped.xml"):
+        out = tmp_path / "o.h5"
+        p = rigidsim("run", shared_model(rel), "--steps", "400", "--every", "50", "--out", out, "--quiet",
+                     "--record", "qpos,nefc,solver_converged")
+        assert p.returncode == 0, p.stdout + p.stderr
+        with h5py.File(out, "r") as f:
+            assert f.attrs["complete"] and f["nefc"][:].max() > 0
+
+
+HFIELD_MESH_XML = """<mujoco><asset><hfield name="h" nrow="3" ncol="3" size="1 1 .1 .1" elevation="0 0 0 0 1 0 0 0 0"/>
+<mesh name="m" vertex="0 0 0 .1 0 0 0 .1 0 0 0 .1"/></asset>
+<worldbody><geom type="hfield" hfield="h"/><body pos="0 0 .3"><freejoint/><geom type="mesh" mesh="m"/></body>
+<body pos=".5 0 .3"><joint type="hinge" range="-10 10"/><geom size=".05"/></body></worldbody></mujoco>"""
+
+
+def test_unbuilt_collider_hint_runs(tmp_path):
+    """A scene needing a collider not built yet (a height field against a mesh) is refused by kind; the hint
+    offers enable_collision=false first (the joint limit still works), then disable_constraint=true; both
+    run."""
+    path = tmp_path / "hm.xml"
+    path.write_text(HFIELD_MESH_XML)
     text = assert_clean_error(rigidsim("run", path, "--steps", "2", "--out", tmp_path / "o.h5"))
-    assert "tendon limits (tendon string)" in text, text
-    assert "joint limits" not in text  # ball_in_cup's only limit is on its tendon
+    assert "contacts between hfield and mesh geoms" in text, text
     alternatives = _suggested(text)
-    assert alternatives == [["--set", "disable_constraint=true"],
-                            ["--set", "enable_collision=false", "--set", "enable_joint_limit=false"]], text
+    assert alternatives == [["--set", "enable_collision=false"], ["--set", "disable_constraint=true"]], text
     for sets in alternatives:
         _runs(tmp_path, path, sets)
-
-
-def test_hint_with_equality_constraints_suggests_only_disable_constraint(tmp_path):
-    path = shared_model("dm_control/quadruped.xml")
-    text = assert_clean_error(rigidsim("run", path, "--steps", "2", "--out", tmp_path / "o.h5"))
-    assert "equality constraints" in text and "joint limits (joints yaw_front_left, " in text, text
-    assert _suggested(text) == [["--set", "disable_constraint=true"]], text
-    assert "enable_collision" not in text and "enable_joint_limit" not in text
-    # the narrower options the old hint offered do not make it run
-    text = assert_clean_error(rigidsim("run", path, "--set", "enable_collision=false", "--set",
-                                       "enable_joint_limit=false", "--steps", "2", "--out", tmp_path / "o.h5"))
-    assert "not supported yet: equality constraints" in text
-    _runs(tmp_path, path, ["--set", "disable_constraint=true"])
 
 
 # ----------------------------------------------------------------------------- 6. URDF <collision><material>
