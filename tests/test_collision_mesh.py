@@ -249,7 +249,7 @@ def panda():
 
 def _panda_floor(mjm, model, q, what):
     """MuJoCo's and our floor contacts of the Panda's collision meshes at the qpos rows that have some: only
-    plane-mesh pairs are compared (self-collision off on our side: its mesh-mesh pairs are not built)."""
+    plane-mesh pairs are compared (self-collision off on our side, which only drops the other pairs)."""
     pick = lambda c: tuple(int(mjm.geom_type[g]) for g in c["geom"]) == (0, 7)  # noqa: E731
     ref = mujoco_contacts(mujoco, mjm, q)
     rows = [b for b, r in enumerate(ref) if any(pick(c) for c in r)]
