@@ -76,21 +76,6 @@ def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
     assert not out.exists()
 
 
-def test_unbuilt_collider_is_refused_by_kind(tmp_path):
-    """A height field against a mesh needs a collider not built yet."""
-    xml = tmp_path / "e.xml"
-    xml.write_text(SCENE.replace("<worldbody>", '<asset><hfield name="h" nrow="3" ncol="3" size="1 1 .1 .1" '
-                                 'elevation="0 0 0 0 1 0 0 0 0"/><mesh name="m" vertex="0 0 0 .1 0 0 0 .1 0 0 0 .1"/>'
-                                 '</asset><worldbody><geom name="ground" type="hfield" hfield="h" pos="3 0 0" '
-                                 'contype="3" conaffinity="3"/>')
-                   .replace('<body name="c" pos="1 0 0.5"><freejoint/><geom type="sphere" size="0.1"/>',
-                            '<body name="c" pos="1 0 0.5"><freejoint/><geom name="rock" type="mesh" mesh="m" '
-                            'contype="3" conaffinity="3"/>'))
-    p = rigidsim("run", xml, "--steps", 0, "--record", "qpos,contacts", "--out", tmp_path / "o.h5", "--quiet")
-    text = assert_clean_error(p, 2)
-    assert "hfield and mesh" in text and "ground/rock" in text
-
-
 @pytest.mark.parametrize("name", ["boxes27", "sphere_bin", "falling_objects"])
 def test_bundled_contact_scenes_run_by_name(name, tmp_path):
     """The bundled contact scenes load through our MJCF loader and record frame 0's contacts by name, as many

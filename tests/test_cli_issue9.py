@@ -145,26 +145,6 @@ def test_scenes_with_limits_equalities_and_contacts_run(tmp_path):
             assert f.attrs["complete"] and f["nefc"][:].max() > 0
 
 
-HFIELD_MESH_XML = """<mujoco><asset><hfield name="h" nrow="3" ncol="3" size="1 1 .1 .1" elevation="0 0 0 0 1 0 0 0 0"/>
-<mesh name="m" vertex="0 0 0 .1 0 0 0 .1 0 0 0 .1"/></asset>
-<worldbody><geom type="hfield" hfield="h"/><body pos="0 0 .3"><freejoint/><geom type="mesh" mesh="m"/></body>
-<body pos=".5 0 .3"><joint type="hinge" range="-10 10"/><geom size=".05"/></body></worldbody></mujoco>"""
-
-
-def test_unbuilt_collider_hint_runs(tmp_path):
-    """A scene needing a collider not built yet (a height field against a mesh) is refused by kind; the hint
-    offers enable_collision=false first (the joint limit still works), then disable_constraint=true; both
-    run."""
-    path = tmp_path / "hm.xml"
-    path.write_text(HFIELD_MESH_XML)
-    text = assert_clean_error(rigidsim("run", path, "--steps", "2", "--out", tmp_path / "o.h5"))
-    assert "contacts between hfield and mesh geoms" in text, text
-    alternatives = _suggested(text)
-    assert alternatives == [["--set", "enable_collision=false"], ["--set", "disable_constraint=true"]], text
-    for sets in alternatives:
-        _runs(tmp_path, path, sets)
-
-
 # ----------------------------------------------------------------------------- 6. URDF <collision><material>
 
 MATERIAL_URDF = """<?xml version="1.0"?>

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rigidsim.trajectory import MODEL_ARRAYS, MODEL_NAMES, MODEL_SIZES
-from tests.cli_util import assert_clean_error, rigidsim
+from tests.cli_util import rigidsim
 from tests.cli_util import shared_model
 
 mujoco = pytest.importorskip("mujoco")
@@ -55,19 +55,3 @@ def test_model_dump_equals_mujoco(rel, tmp_path):
         np.testing.assert_allclose(f["xpos"][0, 0], mjd.xpos, rtol=0, atol=1e-9)
         _quat_close(f["xquat"][0, 0], mjd.xquat, 1e-9)
         np.testing.assert_array_equal(f["qpos"][0, 0], mjm.qpos0)
-
-
-def test_model_dump_needing_an_unbuilt_collider_explains(tmp_path):
-    """Frame 0's contacts need every collider of the scene: a height field against a mesh is not built yet,
-    so the default --record (with contacts) is refused, saying how to write the model and frame 0 without
-    them."""
-    path = tmp_path / "s.xml"
-    path.write_text("""<mujoco><asset>
-      <hfield name="h" nrow="3" ncol="3" size="1 1 .1 .1" elevation="0 0 0 0 1 0 0 0 0"/>
-      <mesh name="m" vertex="0 0 0 .1 0 0 0 .1 0 0 0 .1"/></asset>
-      <worldbody><geom name="ground" type="hfield" hfield="h"/>
-        <body pos="0 0 .5"><freejoint/><geom name="rock" type="mesh" mesh="m"/></body></worldbody></mujoco>""")
-    text = assert_clean_error(rigidsim("run", path, "--steps", "0", "--out", tmp_path / "m.h5"))
-    assert "not supported yet" in text and "hfield and mesh" in text and "--record qpos,qvel,xpos,xquat" in text
-    p = rigidsim("run", path, "--steps", "0", "--record", "qpos,qvel,xpos,xquat", "--out", tmp_path / "m.h5")
-    assert p.returncode == 0, p.stderr

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import make_frame, mujoco_contacts, rand_quat, rigidsim_contacts
+from tests.collision_util import make_frame, rand_quat, rigidsim_contacts
 from tests.mjref import model_from_mujoco, mujoco
 from rigidsim import model as M
 from rigidsim.engine import data as D

@@ -99,7 +99,7 @@ def _without_midphase(mjm, q, ref):
 
 
 # colliders that run GJK/EPA (compared within 1e-6: their iterations amplify last-bit differences of the poses)
-GJK_COLLIDERS = {"convex", "convex_multi", "hfield", "mesh", "mesh_multi"}
+GJK_COLLIDERS = {"convex", "convex_multi", "hfield", "mesh", "mesh_multi", "hfield_mesh"}
 
 
 @pytest.mark.parametrize("rel", _colliding_models())

@@ -470,7 +470,7 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) 
         tab = CPRM.pair_table(model, *CP.collision_pairs(model, r))
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
     nccdf, nccdi = 0, 0
-    if {"convex", "convex_multi", "hfield", "mesh", "mesh_multi"} & set(tab["collider"]):  # GJK/EPA's scratch
+    if {"convex", "convex_multi", "hfield", "mesh", "mesh_multi", "hfield_mesh"} & set(tab["collider"]):  # GJK/EPA's scratch
         from rigidsim.engine.collision.support import scratch_size  # (imported only then: it is kernel code)
 
         npoly = int(np.max(model.mesh_polyvertnum)) if "mesh_multi" in set(tab["collider"]) and model.nmeshpoly else 0

@@ -28,7 +28,8 @@ from rigidsim.engine.layout import (
 # compile time; the GJK/EPA colliders (convex, hfield: `hfield.gjk_pair`) take the geom types and the ccd
 # settings besides
 _DISPATCH = tuple((COLLIDER_ID[name], getattr(P, name, None) or getattr(BX, name)) for name in
-                  sorted(BUILT - {"convex", "convex_multi", "hfield", "plane_mesh", "mesh", "mesh_multi"},
+                  sorted(BUILT - {"convex", "convex_multi", "hfield", "plane_mesh", "mesh", "mesh_multi",
+                                 "hfield_mesh"},
                          key=COLLIDER_ID.get))
 CONVEX = COLLIDER_ID["convex"]
 CONVEX_MULTI = COLLIDER_ID["convex_multi"]
@@ -36,6 +37,7 @@ HFIELD = COLLIDER_ID["hfield"]
 PLANE_MESH = COLLIDER_ID["plane_mesh"]
 MESH = COLLIDER_ID["mesh"]
 MESH_MULTI = COLLIDER_ID["mesh_multi"]
+HFIELD_MESH = COLLIDER_ID["hfield_mesh"]
 
 
 def _uses(kinds: int, collider: int) -> bool:
@@ -111,17 +113,19 @@ def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
                 if col == PLANE_MESH:
                     k = plane_mesh(m, d, b, n, cap, pos1, mat1, size1, g2, pos2, mat2, margin)
             if ti.static(_uses(kinds, CONVEX) or _uses(kinds, HFIELD) or _uses(kinds, CONVEX_MULTI)
-                         or _uses(kinds, MESH) or _uses(kinds, MESH_MULTI)):
-                if col == CONVEX or col == HFIELD or col == CONVEX_MULTI or col == MESH or col == MESH_MULTI:
-                    # GJK/EPA (one copy); for HFIELD geom 1 is the height field; CONVEX_MULTI and MESH_MULTI add
-                    # the multi-contact; MESH and MESH_MULTI (a mesh and a convex geom or mesh) compile in the
-                    # mesh support
-                    k = gjk_pair(m, d, b, n, cap, 1 if col == HFIELD else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1,
+                         or _uses(kinds, MESH) or _uses(kinds, MESH_MULTI) or _uses(kinds, HFIELD_MESH)):
+                if (col == CONVEX or col == HFIELD or col == CONVEX_MULTI or col == MESH or col == MESH_MULTI
+                        or col == HFIELD_MESH):
+                    # GJK/EPA (one copy); for HFIELD and HFIELD_MESH geom 1 is the height field; CONVEX_MULTI and
+                    # MESH_MULTI add the multi-contact; MESH, MESH_MULTI and HFIELD_MESH (a mesh and a convex
+                    # geom, mesh or height field) compile in the mesh support
+                    k = gjk_pair(m, d, b, n, cap, 1 if (col == HFIELD or col == HFIELD_MESH) else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1,
                                  mat1, size1, g2, m.gcol_i[g2, GEOM_TYPE], pos2, mat2, size2,
                                  m.gcol_f[g2, GEOM_RBOUND], margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER],
                                  1 if (col == CONVEX_MULTI or col == MESH_MULTI) else 0,
                                  ti.static(_uses(kinds, CONVEX_MULTI) or _uses(kinds, MESH_MULTI)),
-                                 ti.static(_uses(kinds, MESH) or _uses(kinds, MESH_MULTI)))
+                                 ti.static(_uses(kinds, MESH) or _uses(kinds, MESH_MULTI)
+                                           or _uses(kinds, HFIELD_MESH)))
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j

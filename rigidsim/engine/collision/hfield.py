@@ -20,6 +20,11 @@ the field's frame, where the other geom has position mat1' (pos2 - pos1) and rot
    `gjk.convex`'s: distance the margin plus the signed distance, position the witnesses' midpoint, normal
    from the prism to the geom; both taken back to the world frame.
 
+A mesh geom ('hfield_mesh') takes the same path with GJK/EPA's mesh support (`mesh.ccd_mesh_support`):
+its bounding radius is the model's geom_rbound, its box comes from that support's six searches, whose
+memory (last vertex, last climb) the prisms' runs then inherit, as MuJoCo's one ccd object does; one
+contact per prism (no multi-contact), as for the other geoms.
+
 `gjk_pair` holds both GJK/EPA colliders (this one and `gjk.convex`) around one call of `gjk.ccd`, whose
 code is large: the collision kernel inlines it once (the driver sends both kinds of pairs there).
 """
@@ -29,9 +34,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.collision.contact import put
 from rigidsim.engine.collision.gjk import ccd
-from rigidsim.engine.collision.mesh import with_meshes
-from rigidsim.engine.collision.support import (CAPSULE, F_PRISM, HFIELD, _get3, _normalize, begin_mesh, mc_f,
-                                               prism_center, support)
+from rigidsim.engine.collision.mesh import ccd_mesh_support, with_meshes
+from rigidsim.engine.collision.support import (CAPSULE, F_PRISM, HFIELD, I_MESH, MESH, _get3, _normalize, begin_mesh,
+                                               mc_f, prism_center, support)
 from rigidsim.engine.collision.multicontact import MC_OUT, multicontact
 from rigidsim.engine.layout import GEOM_HFIELDID, HFIELD_ADR, HFIELD_NCOL, HFIELD_NROW, HFIELD_SIZE
 
@@ -72,7 +77,7 @@ def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1
     """The two GJK/EPA colliders with one `gjk.ccd` between them (its code is large: one copy in the
     kernel): hf = 0, `gjk.convex` (geom types type1, type2; one contact); hf = 1, the height-field geom g1
     against a geom of type2 (size2, bounding radius rbound2), as the module docstring says (at most 50
-    contacts). With multi = 1 (hf = 0), `multicontact`'s extra contacts of a convex or mesh pair (up to 4; 2
+    contacts; type2 may be a mesh when `with_mesh`). With multi = 1 (hf = 0), `multicontact`'s extra contacts of a convex or mesh pair (up to 4; 2
     with a capsule), compiled in only when `with_multi` (a compile-time flag: the scene has such pairs). Mesh geoms
     (g1, g2: the geoms) are supported only when `with_mesh` (compile time: the scene has mesh pairs for
     GJK/EPA); their searches start afresh for each pair. Contacts go to rows n0.. of env b; returns how
@@ -117,7 +122,15 @@ def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1
                 k = q // 2
                 e = sm.zero3()
                 e[k] = 1.0 - 2.0 * (q % 2)
-                val = support(type2, lpos, lmat, size2, e)[k]
+                val = 0.0
+                done = 0
+                if ti.static(with_mesh):  # a mesh: its GJK/EPA support, whose memory the prisms' runs inherit
+                    if type2 == MESH:
+                        pt, _vert = ccd_mesh_support(m, d, b, I_MESH + 3, lpos, lmat, e)
+                        val = pt[k]
+                        done = 1
+                if done == 0:
+                    val = support(type2, lpos, lmat, size2, e)[k]
                 if q % 2 == 0:
                     hi[k] = margin + val
                 else:

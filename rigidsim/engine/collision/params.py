@@ -29,6 +29,7 @@ COLLIDERS += ("plane_mesh",)  # plane against a mesh (collision.mesh)
 COLLIDERS += ("convex_multi",)  # GJK/EPA with MuJoCo 4.0.0's multi-contact (collision.multicontact)
 COLLIDERS += ("mesh",)  # a mesh against a convex geom or mesh through GJK/EPA, one contact (collision.mesh support)
 COLLIDERS += ("mesh_multi",)  # the same with MuJoCo 4.0.0's multi-contact (a mesh against a capsule, cylinder, box, mesh)
+COLLIDERS += ("hfield_mesh",)  # height field against a mesh (GJK/EPA per prism with the mesh support)
 COLLIDER_ID = {name: k for k, name in enumerate(COLLIDERS)}
 
 _P, _S, _C, _E, _Y, _B = M.GEOM_PLANE, M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX
@@ -52,6 +53,7 @@ MAX_CONTACTS["plane_mesh"] = 4  # MuJoCo 4.0.0 (3.x: 3): the support vertex and 
 MAX_CONTACTS["convex_multi"] = 4  # MuJoCo 4.0.0: 4 (2 with a capsule)
 MAX_CONTACTS["mesh"] = 1
 MAX_CONTACTS["mesh_multi"] = 4  # as convex_multi: 4 (2 with a capsule)
+MAX_CONTACTS["hfield_mesh"] = 50  # mjMAXCONPAIR, one contact per prism
 
 # colliders that exist in the engine (the driver dispatches to them); the others are refused as unsupported
 BUILT = {"plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
@@ -60,6 +62,7 @@ BUILT |= {"hfield"}
 BUILT |= {"plane_mesh"}
 BUILT |= {"convex_multi"}  # GJK/EPA and MuJoCo 4.0.0's multi-contact (collision.multicontact)
 BUILT |= {"mesh", "mesh_multi"}  # GJK/EPA with the mesh support, one contact or the multi-contact
+BUILT |= {"hfield_mesh"}  # the height-field collider with the mesh support
 
 
 def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
@@ -68,12 +71,12 @@ def collider_of(type1: int, type2: int, multiccd: bool = True) -> str:
     extra contacts from the touching faces and edges, collision.multicontact); 'plane_mesh'; 'mesh' (a mesh
     against a sphere, capsule, ellipsoid, cylinder, box or mesh through GJK/EPA, one contact: a sphere or an
     ellipsoid is involved, or multiccd is off) and 'mesh_multi' (the other mesh pairs, with multi-contact);
-    'hfield' (a height field against a sphere, capsule, ellipsoid, cylinder or box; 'hfield_mesh', 'hfield_sdf'
-    against the others), 'sdf'."""
+    'hfield' (a height field against a sphere, capsule, ellipsoid, cylinder or box), 'hfield_mesh' (against a
+    mesh: the same prisms with the mesh support), 'hfield_sdf' (not built), 'sdf'."""
     t1, t2 = min(type1, type2), max(type1, type2)
     if (t1, t2) in _ANALYTIC:
         return _ANALYTIC[(t1, t2)]
-    if t1 == M.GEOM_HFIELD or t2 == M.GEOM_HFIELD:  # 'hfield': against a primitive (the collider built)
+    if t1 == M.GEOM_HFIELD or t2 == M.GEOM_HFIELD:  # 'hfield': against a primitive; 'hfield_mesh'
         return "hfield" if t2 in (_S, _C, _E, _Y, _B) else f"hfield_{TYPE_NAMES[t2]}"
     if t1 == M.GEOM_SDF or t2 == M.GEOM_SDF:
         return "sdf"
