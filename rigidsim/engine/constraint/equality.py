@@ -29,7 +29,7 @@ order, as MuJoCo's dense mj_mulMatVec sums them.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.constraint.rows import set_row, set_soft, soft_params, soft_row, zero_rows
+from rigidsim.engine.constraint.rows import jac_dif_step, set_row, set_soft, soft_params, soft_row, zero_rows
 from rigidsim.engine.layout import (
     BODY_LASTDOF, BODY_ROOTID, CDOF, CDOF_DOT, CNSTR_EQUALITY, CVEL, DOF_BODYID, DOF_JNTID, DOF_PARENTID, EFC_AREF,
     EFC_ID, EFCN_NE, EQ_BODY1, EQ_BODY2, EQ_DATA, EQ_INVWEIGHT, EQ_OBJ1ID, EQ_OBJ2ID, EQ_OBJTYPE, EQ_SOLIMP,
@@ -113,14 +113,6 @@ def _weld_quats(m: ti.template(), d: ti.template(), b, e):
 
 
 @ti.func
-def _dof_jac(d: ti.template(), b, dof, offset):
-    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac)."""
-    cd = sm.getv(d.dof, b, dof, CDOF, 6)
-    ang = ti.Vector([cd[0], cd[1], cd[2]])
-    return ti.Vector([cd[3], cd[4], cd[5]]) + sm.cross3(ang, offset), ang
-
-
-@ti.func
 def _norm(v, n):
     """mju_norm of the first n (3 or 6) entries, summed in mju_dot's order."""
     s = 0.0
@@ -156,19 +148,7 @@ def _body_rows(m: ti.template(), d: ti.template(), b, r, e, weld):
     da1 = m.body_i[b1, BODY_LASTDOF]
     da2 = m.body_i[b2, BODY_LASTDOF]
     while da1 >= 0 or da2 >= 0:
-        da = ti.max(da1, da2)
-        jp = sm.zero3()
-        jr = sm.zero3()
-        if da1 == da:
-            tp, tr = _dof_jac(d, b, da, off1)
-            jp = jp + tp
-            jr = jr + tr
-            da1 = m.dof_i[da1, DOF_PARENTID]
-        if da2 == da:
-            tp, tr = _dof_jac(d, b, da, off2)
-            jp = jp - tp
-            jr = jr - tr
-            da2 = m.dof_i[da2, DOF_PARENTID]
+        da, jp, jr, da1, da2 = jac_dif_step(m, d, b, da1, da2, off1, off2)
         for k in ti.static(range(3)):
             d.efc_J[b, r + k, da] = jp[k]
             if jp[k] != 0.0:

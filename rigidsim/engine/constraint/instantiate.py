@@ -31,12 +31,12 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
-from rigidsim.engine.constraint.rows import dot_dofs, set_impedance, set_r, set_row, zero_rows
+from rigidsim.engine.constraint.rows import dot_dofs, jac_dif_step, set_impedance, set_r, set_row, zero_rows
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
-    BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
+    BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1,
-    CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_PARENTID, DOF_SOLIMP,
+    CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_SOLIMP,
     DOF_SOLREF, DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, EFC_AREF, EFC_B,
     EFC_BLOCK, EFC_DIM, EFC_FRICTION, EFC_IMP, EFC_K, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_VEL, EFCN_NE,
     EFCN_NEFC, EFCN_NF, EFCN_NL, FRAME_BODYID, JNT_BALL, JNT_DOFADR, JNT_LIMITED, JNT_MARGIN, JNT_QPOSADR,
@@ -115,15 +115,6 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
 
 
 @ti.func
-def _dof_point_jac(d: ti.template(), b, dof, offset):
-    """A dof's translational and rotational Jacobian columns at a point `offset` from its root's subtree com."""
-    cd = sm.getv(d.dof, b, dof, CDOF, 6)
-    ang = ti.Vector([cd[0], cd[1], cd[2]])
-    lin = ti.Vector([cd[3], cd[4], cd[5]])
-    return lin + sm.cross3(ang, offset), ang
-
-
-@ti.func
 def _frame_dot(frame, row: ti.template(), v):
     return frame[3 * row] * v[0] + frame[3 * row + 1] * v[1] + frame[3 * row + 2] * v[2]
 
@@ -161,19 +152,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
             while da1 >= 0 or da2 >= 0:
-                da = ti.max(da1, da2)
-                jp = sm.zero3()
-                jr = sm.zero3()
-                if da2 == da:
-                    p2, r2 = _dof_point_jac(d, b, da, off2)
-                    jp = jp + p2
-                    jr = jr + r2
-                    da2 = m.dof_i[da2, DOF_PARENTID]
-                if da1 == da:
-                    p1, r1 = _dof_point_jac(d, b, da, off1)
-                    jp = jp - p1
-                    jr = jr - r1
-                    da1 = m.dof_i[da1, DOF_PARENTID]
+                da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
                 t = ti.Vector([_frame_dot(frame, 0, jp), _frame_dot(frame, 1, jp), _frame_dot(frame, 2, jp),
                                _frame_dot(frame, 0, jr), _frame_dot(frame, 1, jr), _frame_dot(frame, 2, jr)])
                 if typ == CNSTR_CONTACT_PYRAMIDAL:

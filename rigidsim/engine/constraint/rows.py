@@ -9,8 +9,9 @@ row), so writers fill the Jacobian first, test it, and only then set the fields 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance, regularizer, stiffness_damping
+from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
-    EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K,
+    CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K,
     EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_STATE, EFC_TYPE, SZ_NV,
 )
 
@@ -110,3 +111,35 @@ def soft_row(m: ti.template(), d: ti.template(), b, r, typ, id, pos, margin, fri
     set_row(d, b, r, typ, id, pos, margin, frictionloss, diag_a)
     imp, k, bb = soft_params(m, ref, solimp, pos, margin, frictional)
     set_soft(d, b, r, imp, k, bb)
+
+
+@ti.func
+def _dof_jac(d: ti.template(), b, dof, offset):
+    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac)."""
+    cd = sm.getv(d.dof, b, dof, CDOF, 6)
+    ang = ti.Vector([cd[0], cd[1], cd[2]])
+    return ti.Vector([cd[3], cd[4], cd[5]]) + sm.cross3(ang, offset), ang
+
+
+@ti.func
+def jac_dif_step(m: ti.template(), d: ti.template(), b, dap, dam, offp, offm):
+    """One dof of mj_jacDifPair's dense difference (Jp - Jm at two points), walking the two bodies' merged dof
+    chains from the highest dof down: `dap`, `dam` are each chain's current dof (-1: done), `offp`, `offm` the
+    points from their trees' subtree com. Returns (dof, translational, rotational difference, next dap, next
+    dam); the plus side is added first, then the minus side subtracted, as MuJoCo subtracts the two Jacobians."""
+    da = ti.max(dap, dam)
+    jp = sm.zero3()
+    jr = sm.zero3()
+    nap = dap
+    nam = dam
+    if dap == da:
+        tp, tr = _dof_jac(d, b, da, offp)
+        jp = jp + tp
+        jr = jr + tr
+        nap = m.dof_i[dap, DOF_PARENTID]
+    if dam == da:
+        tp, tr = _dof_jac(d, b, da, offm)
+        jp = jp - tp
+        jr = jr - tr
+        nam = m.dof_i[dam, DOF_PARENTID]
+    return da, jp, jr, nap, nam
