@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -212,6 +213,10 @@ def initial_state(model: M.Model, keyframe: Optional[str]) -> Dict[str, np.ndarr
     st = dict(qpos=model.key_qpos[k], qvel=model.key_qvel[k], act=model.key_act[k], ctrl=model.key_ctrl[k])
     if model.nmocap:
         st.update(mocap_pos=model.key_mpos[k], mocap_quat=model.key_mquat[k])
+    bad = [f for f, v in st.items() if not np.isfinite(v).all()]
+    if bad:  # MuJoCo accepts inf and nan in a keyframe; a run from one would fail at its first step
+        raise InputError(f"keyframe '{keyframe}' has non-finite values (inf or nan) in {', '.join(bad)}; "
+                         f"rigidsim does not start from a non-finite state", where="--keyframe")
     return st
 
 
@@ -286,6 +291,14 @@ class _Interrupt:
 
 
 def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
+    """Validate, build, simulate and write one run. No Python warning reaches the user: numpy's floating-point
+    warnings (a scene of huge numbers) are silenced, and a NaN is reported as a SimulationError instead."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run(a, progress)
+
+
+def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
     # -- validate everything before touching the output ---------------------
     if a.steps < 0:
         raise InputError(f"--steps must be 0 or more, got {a.steps}", where="--steps")
@@ -370,11 +383,10 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
         except SimulationError as e:
             intr.closing = True
             msg = str(e).rstrip(".")
-            if frames == 0:  # nothing finished: no file rather than an empty one
-                writer.abandon()
-                raise SimulationError(f"{msg}. No frame was finished; {out} was not written.",
-                                      step=e.step, env=e.env) from None
             writer.close(False)
+            if frames == 0:  # nothing finished: the file holds the model alone, so the scene can be inspected
+                raise SimulationError(f"{msg}. No frame was finished: wrote the model alone, with 0 frames, to "
+                                      f"{out} (complete=false).", step=e.step, env=e.env) from None
             raise SimulationError(f"{msg}. Wrote the {frames} frames before it to {out} (complete=false).",
                                   step=e.step, env=e.env) from None
         except BaseException:

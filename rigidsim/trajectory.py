@@ -222,13 +222,3 @@ class TrajectoryWriter:
             self._closed = True
         os.replace(self.tmp, self.out)
         return self.out
-
-    def abandon(self) -> None:
-        """Remove the temporary file (a run that never produced a frame)."""
-        if not self._closed:
-            self.f.close()
-            self._closed = True
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass

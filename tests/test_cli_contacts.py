@@ -73,7 +73,10 @@ def test_contact_overflow_names_step_env_and_option(scene, tmp_path):
                  "--set", "max_contacts=2", "--out", out, "--quiet")
     text = assert_clean_error(p, 1)
     assert "step 0" in text and "env 0" in text and "max_contacts" in text
-    assert not out.exists()
+    # no frame was finished: the file it names holds the model alone, 0 frames, complete=false
+    assert str(out) in text and "complete=false" in text
+    with h5py.File(out, "r") as f:
+        assert not f.attrs["complete"] and f.attrs["n_frames"] == 0 and f["qpos"].shape[0] == 0
 
 
 @pytest.mark.parametrize("name", ["boxes27", "sphere_bin", "falling_objects"])

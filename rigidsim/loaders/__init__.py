@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from rigidsim.errors import InputError
 from rigidsim.model import Model
 from rigidsim.loaders.xmlsafe import parse_xml
@@ -36,6 +38,11 @@ def resolve_scene(scene: str) -> Path:
 def load_scene(scene: str | Path) -> Model:
     """Load an MJCF or URDF scene file (or a bundled scene by name) into a Model."""
     path = resolve_scene(str(scene))
+    with np.errstate(all="ignore"):  # a scene of huge numbers (MuJoCo accepts 1e308) never prints numpy warnings
+        return _load(scene, path)
+
+
+def _load(scene, path: Path) -> Model:
     root = parse_xml(path)
     tag = root.tag if isinstance(root.tag, str) else ""
     if tag == "mujoco":

@@ -450,7 +450,7 @@ def _equalities(cp, m):
             if e.objtype == "body":
                 A["eq_objtype"][i] = M.OBJ_BODY
                 o1 = _body_id(cp, e.name1, e.el)
-                o2 = _body_id(cp, e.name2, e.el) if e.name2 is not None else 0
+                o2 = _body_id(cp, e.name2, e.el) if e.name2 else 0  # body2="" is the world, as absent
             else:
                 A["eq_objtype"][i] = M.OBJ_SITE
                 o1 = cp.lookup(cp.site_ids, e.name1, "site", e.el)
@@ -718,16 +718,19 @@ def _keys(cp, m):
                                      ("mpos", "key_mpos", 3 * m.nmocap, None),
                                      ("mquat", "key_mquat", 4 * m.nmocap, None)):
             v = getattr(k, attr)
+            if v is not None and len(v) > n:
+                fail(cp, k.el, f"keyframe '{k.name}': {attr} has {len(v)} values, expected at most {n}")
+            flat = A[field][i].reshape(-1)  # a view: writes land in the key's row
+            if dflt is not None:
+                flat[:] = dflt
+            elif attr in ("mpos", "mquat") and mocap_bodies:
+                flat[:] = np.asarray([b.pos if attr == "mpos" else b.quat for b in mocap_bodies], float).reshape(-1)
             if v is not None:
-                if len(v) != n:
-                    fail(cp, k.el, f"keyframe '{k.name}': {attr} has {len(v)} values, expected {n}")
-                A[field][i] = np.asarray(v, dtype=float).reshape(A[field][i].shape)
-            elif dflt is not None:
-                A[field][i] = dflt
-            elif attr == "mpos":
-                A[field][i] = [b.pos for b in mocap_bodies] if mocap_bodies else A[field][i]
-            elif attr == "mquat":
-                A[field][i] = [b.quat for b in mocap_bodies] if mocap_bodies else A[field][i]
+                # a shorter keyframe sets its first values and keeps the defaults after them, as MuJoCo 4.0
+                # does; mocap poses are taken whole bodies at a time (a partial pose is left out)
+                per = {"mpos": 3, "mquat": 4}.get(attr, 1)
+                cut = len(v) // per * per
+                flat[:cut] = np.asarray(v[:cut], dtype=float)
         part = getattr(k, "partial", None)
         if part:  # a keyframe of an attached model: its joints' and actuators' values over the defaults
             for j, r in enumerate(cp.joints):

@@ -415,7 +415,7 @@ def geom_inertia(t, size, shell, mass, mesh) -> List[float]:
         idz = md * r * r / 2
         return [i0 + 2 * idx, i0 + 2 * idx, i2 + 2 * idz]
     if t == M.GEOM_ELLIPSOID:
-        s00, s11, s22 = size[0] ** 2, size[1] ** 2, size[2] ** 2
+        s00, s11, s22 = size[0] * size[0], size[1] * size[1], size[2] * size[2]
         if not shell:
             return [mass * (s11 + s22) / 5, mass * (s00 + s22) / 5, mass * (s00 + s11) / 5]
         eps = 1e-6
@@ -428,7 +428,7 @@ def geom_inertia(t, size, shell, mass, mesh) -> List[float]:
                 mb * (ae * ae + ce * ce) / 5 - ma * (s00 + s22) / 5,
                 mb * (ae * ae + be * be) / 5 - ma * (s00 + s11) / 5]
     if t in (M.GEOM_BOX, M.GEOM_HFIELD):
-        s00, s11, s22 = size[0] ** 2, size[1] ** 2, size[2] ** 2
+        s00, s11, s22 = size[0] * size[0], size[1] * size[1], size[2] * size[2]
         if not shell:
             return [mass * (s11 + s22) / 3, mass * (s00 + s22) / 3, mass * (s00 + s11) / 3]
         lx, ly, lz = 2 * size[0], 2 * size[1], 2 * size[2]

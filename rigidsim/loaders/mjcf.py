@@ -3,7 +3,9 @@
 `load_mjcf(path)` and `load_mjcf_root(root, filename, basedir)` are the entry
 points. This module expands ``<include>``, checks every element and attribute
 against `mjcf_schema` (unknown ones are errors, unsupported ones are refused
-with file and line), resolves default classes and frames, and collects plain
+with file and line) and each value against MuJoCo 4.0's reading rules
+(`mjcf_attrs`; what is not rendered, in `mjcf_visual`), resolves default
+classes and frames, and collects plain
 records (`Scene`); `compiler.compile_scene` turns them into a `Model` exactly
 as MuJoCo's compiler does.
 """
@@ -18,6 +20,8 @@ from lxml import etree
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import mjcf_attach as A
+from rigidsim.loaders import mjcf_attrs as VA
+from rigidsim.loaders import mjcf_visual as V
 from rigidsim.loaders.compiler import compile_scene
 from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders.mjcf_replicate import expand_replicates
@@ -80,6 +84,7 @@ class Reader:
         self.attached: Dict[str, list] = {k: [] for k in ("tendons", "equalities", "actuators", "sensors",
                                                           "pairs", "excludes", "keys")}
         self.attach_depth = 0  # how many <attach> levels below the scene file this reader is
+        self.names = V.Names()  # materials, textures, cameras, lights: defined and referenced
 
     # ------------------------------------------------------------------ helpers
     def where(self, el) -> str:
@@ -89,14 +94,21 @@ class Reader:
         raise InputError(msg, where=self.where(el))
 
     def check(self, el, ctx: str) -> None:
-        """Refuse unknown attributes and non-default values of unsupported ones."""
+        """Refuse unknown attributes, values MuJoCo 4.0 would not read (`mjcf_attrs`: arity, number format,
+        keywords; an attribute without numbers is dropped, as absent) and non-default values of unsupported
+        attributes."""
         if ctx not in S.SCHEMA:
             self.fail(el, f"<{el.tag}> is not supported here (in <{el.getparent().tag}>)")
         built, ignored, refused = S.SCHEMA[ctx]
+        for a in el.attrib:
+            if not (a == "_src" or a in built or a in ignored or a in refused):
+                self.fail(el, f"unknown attribute '{a}' in <{el.tag}>")
+        visual = ctx.split("/")[-1] in ("camera", "light")  # never simulated: MuJoCo's rules, finite or not
+        VA.validate(el, ctx, self.where(el), built_attrs=set() if visual else built | set(refused))
         for a, text in el.attrib.items():
             if a == "_src" or a in built or a in ignored:
                 continue
-            if a in refused:
+            if a in refused:  # (an unknown attribute was refused above, before its value was read)
                 dflt = refused[a]
                 if dflt is not None and _same_value(text, dflt):
                     continue
@@ -104,7 +116,6 @@ class Reader:
                     continue  # the same as 'auto' while compiler alignfree is false
                 self.fail(el, f"attribute '{a}' of <{el.tag}> (value '{text}') is not supported by rigidsim; "
                               f"remove it" + (f" or set it to its default '{dflt}'" if dflt is not None else ""))
-            self.fail(el, f"unknown attribute '{a}' in <{el.tag}>")
 
     def children(self, el):
         return [c for c in el if isinstance(c.tag, str)]
@@ -113,7 +124,8 @@ class Reader:
         self.fail(el, f"<{el.tag}> is not supported by rigidsim (MuJoCo feature not built); remove it")
 
     def cls(self, el, childclass: Optional[str]) -> D.DefaultClass:
-        name = el.get("class") or childclass or "main"
+        name = el.get("class")
+        name = (childclass or "main") if name is None else name
         if name not in self.classes:
             self.fail(el, f"unknown default class '{name}' in <{el.tag}>")
         return self.classes[name]
@@ -175,8 +187,13 @@ class Reader:
             self.check(el, "size")
             if el.get("nkey") is not None:
                 size_nkey = (int(self.val(el, "nkey", ("i", 1))), el)
+        for el in sections.get("visual", []):
+            V.read_visual(self, el)
         for el in sections.get("statistic", []):
             self.check(el, "statistic")
+            ext = self.val(el, "extent")
+            if ext is not None and ext <= 0:
+                self.fail(el, "attribute 'extent' of <statistic> must be strictly positive")
             for a in ("meaninertia", "meanmass", "meansize", "extent", "center"):
                 v = self.val(el, a)
                 if v is not None:
@@ -211,9 +228,10 @@ class Reader:
                 for a in ("time", "qpos", "qvel", "act", "ctrl", "mpos", "mquat"):
                     v = None
                     if k.get(a) is not None:
-                        v = D.parse_value(k, a, ("f", 1 << 30), self.filename)
+                        v = VA.numbers(k.get(a))  # non-finite values are refused if the key is used
                     setattr(rec, a, v[0] if (a == "time" and v) else v)
                 sc.keys.append(rec)
+        V.check_refs(self)
         # attached models' elements follow the parent's own
         for k, lst in self.attached.items():
             getattr(sc, k).extend(lst)
@@ -259,6 +277,9 @@ class Reader:
             c["meshdir"] = el.get("assetdir")
         if el.get("meshdir") is not None:
             c["meshdir"] = el.get("meshdir")
+        for k in ("assetdir", "texturedir"):  # textures are looked for in texturedir, else assetdir
+            if el.get(k) is not None:
+                c["texturedir"] = el.get(k)
         ifg = el.get("inertiafromgeom")
         if ifg is not None:
             table = {"false": 0, "true": 1, "auto": 2}
@@ -307,6 +328,7 @@ class Reader:
                         self.check(ch, "material/layer")
                     else:
                         self.fail(ch, f"unknown element <{ch.tag}> in <{a.tag}>")
+                (V.read_texture if a.tag == "texture" else V.read_material)(self, a)
             elif a.tag == "mesh":
                 self.check(a, "mesh")
                 for ch in self.children(a):
@@ -335,6 +357,7 @@ class Reader:
                     if ch.tag != "bone":
                         self.fail(ch, f"unknown element <{ch.tag}> in <skin>")
                     self.check(ch, "skin/bone")
+                V.read_skin(self, a)
                 self.scene.skins.append(a)
             elif a.tag == "model":
                 A.read_model_asset(self, a)
@@ -416,6 +439,7 @@ class Reader:
                 if tag == "joint":
                     spec = self.cls(ch, childclass).spec("joint")
                     D.read_joint(spec, ch, self.filename)
+                    D.check_poly(spec, ch, self.filename)
                 else:
                     spec = D.joint_defaults()
                     spec["type"] = 0
@@ -425,17 +449,19 @@ class Reader:
                 self.check(ch, "geom")
                 spec = self.cls(ch, childclass).spec("geom")
                 D.read_geom(spec, ch, self.filename)
+                V.note_material(self, ch, spec)
                 body.geoms.append(Rec(name=ch.get("name", ""), el=ch, spec=spec, frame=frame, body=bid))
             elif tag == "site":
                 self.check(ch, "site")
                 spec = self.cls(ch, childclass).spec("site")
                 D.read_site(spec, ch, self.filename)
+                V.note_material(self, ch, spec)
                 body.sites.append(Rec(name=ch.get("name", ""), el=ch, spec=spec, frame=frame, body=bid))
             elif tag == "attach":
                 A.attach(self, ch, bid, frame)
             elif tag in ("camera", "light"):
                 self.check(ch, tag)
-                self.cls(ch, childclass)
+                (V.read_camera if tag == "camera" else V.read_light)(self, ch, childclass)
             else:
                 self.fail(ch, f"unknown element <{tag}> in <{el.tag}>")
 
@@ -512,6 +538,8 @@ class Reader:
             self.check(ch, ch.tag)
             spec = self.cls(ch, None).spec("tendon")
             D.read_tendon(spec, ch, self.filename)
+            V.note_material(self, ch, spec)
+            D.check_poly(spec, ch, self.filename)
             path = []
             for w in self.children(ch):
                 ctx = f"{ch.tag}/{w.tag}"

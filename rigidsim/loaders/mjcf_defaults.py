@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 from rigidsim import model as M
 from rigidsim.errors import InputError
+from rigidsim.loaders import mjcf_visual as V
 
 NAN = float("nan")
 SOLREF = (0.02, 1.0)
@@ -101,11 +102,39 @@ def parse_value(el, attr: str, kind, filename: str, text: Optional[str] = None):
                          where=where(el, filename)) from None
 
 
+# stiffness and damping of joints and tendons take 1 to 3 numbers in MuJoCo 4.0: the coefficient, then a
+# polynomial (`stiffnesspoly`, `dampingpoly`: spring force -(k0 x + k1 x^2 + k2 x^3), damper force
+# -v (d0 + d1 |v| + d2 v^2)); rigidsim builds the linear coefficient alone
+POLY = ("stiffness", "damping")
+
+
+def _read_poly(spec: dict, el, a: str, filename: str) -> None:
+    v = parse_value(el, a, ("f", 3), filename)
+    spec[a] = v[0]
+    poly = list(spec.get(a + "poly", (0.0, 0.0)))
+    poly[:len(v) - 1] = v[1:]
+    spec[a + "poly"] = poly
+
+
+def check_poly(spec: dict, el, filename: str) -> None:
+    """Refuse a nonzero stiffness or damping polynomial (MuJoCo 4.0's nonlinear springs and dampers)."""
+    for a in POLY:
+        if any(spec.get(a + "poly", ())):
+            law = "-(k0 x + k1 x^2 + k2 x^3)" if a == "stiffness" else "-v (d0 + d1 |v| + d2 v^2)"
+            coef = " ".join(f"{c:g}" for c in [spec[a]] + list(spec[a + "poly"]))
+            raise InputError(f"attribute '{a}' of <{el.tag}> (or its class) gives a {a} polynomial '{coef}', "
+                             f"MuJoCo 4.0's nonlinear {'spring' if a == 'stiffness' else 'damper'} {law}: "
+                             f"not supported by rigidsim; give one number", where=where(el, filename))
+
+
 def read_into(spec: dict, el, attrs, filename: str, rename: Optional[Dict[str, str]] = None) -> None:
     """Read the given attributes of ``el`` into ``spec`` (vectors keep unread trailing values)."""
     for a in attrs:
         text = el.get(a)
         if text is None:
+            continue
+        if a in POLY and el.tag not in ACTUATOR_TAGS:
+            _read_poly(spec, el, a, filename)
             continue
         kind = ATTR_TYPES.get(a, "s")
         v = parse_value(el, a, kind, filename)
@@ -135,19 +164,19 @@ def geom_defaults() -> dict:
     return dict(type=2, size=[0.0, 0.0, 0.0], contype=1, conaffinity=1, condim=3, group=0, priority=0,
                 friction=[1.0, 0.005, 0.0001], mass=NAN, density=1000.0, shellinertia=False, solmix=1.0,
                 solref=list(SOLREF), solimp=list(SOLIMP), margin=0.0, gap=0.0, fromto=None,
-                pos=[0.0, 0, 0], quat=[1.0, 0, 0, 0], alt=None, mesh="", hfield="")
+                pos=[0.0, 0, 0], quat=[1.0, 0, 0, 0], alt=None, mesh="", hfield="", material="")
 
 
 def site_defaults() -> dict:
     return dict(type=2, group=0, size=[0.005, 0.005, 0.005], pos=[0.0, 0, 0], quat=[1.0, 0, 0, 0],
-                alt=None, fromto=None)
+                alt=None, fromto=None, material="")
 
 
 def tendon_defaults() -> dict:
     return dict(group=0, limited=2, range=[0.0, 0.0], solreflimit=list(SOLREF), solimplimit=list(SOLIMP),
                 solreffriction=list(SOLREF), solimpfriction=list(SOLIMP), frictionloss=0.0,
                 springlength=[-1.0, -1.0], margin=0.0, stiffness=0.0, damping=0.0, armature=0.0,
-                width=0.003, actuatorfrclimited=2, actuatorfrcrange=[0.0, 0.0])
+                width=0.003, actuatorfrclimited=2, actuatorfrcrange=[0.0, 0.0], material="")
 
 
 def actuator_defaults() -> dict:
@@ -266,11 +295,11 @@ _JOINT_ATTRS = ("type", "group", "pos", "axis", "ref", "springref", "limited", "
                 "springdamper")
 _GEOM_ATTRS = ("type", "size", "contype", "conaffinity", "condim", "group", "priority", "friction", "mass",
                "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "fromto", "pos",
-               "mesh", "hfield")
-_SITE_ATTRS = ("type", "group", "size", "pos", "fromto")
+               "mesh", "hfield", "material")
+_SITE_ATTRS = ("type", "group", "size", "pos", "fromto", "material")
 _TENDON_ATTRS = ("group", "limited", "range", "solreflimit", "solimplimit", "solreffriction",
                  "solimpfriction", "frictionloss", "springlength", "margin", "stiffness", "damping",
-                 "armature", "width", "actuatorfrclimited", "actuatorfrcrange")
+                 "armature", "width", "actuatorfrclimited", "actuatorfrcrange", "material")
 
 
 def _types(el, filename, table, key="type"):
@@ -343,6 +372,9 @@ KINDS: Dict[str, tuple] = {
     "pair": (pair_defaults, read_pair),
     "mesh": (mesh_defaults, read_mesh_default),
     "actuator": (actuator_defaults, None),
+    "material": (V.material_defaults, V.read_material_spec),
+    "camera": (V.camera_defaults, V.read_camera_spec),
+    "light": (V.light_defaults, V.read_light_spec),
 }
 ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper")
 
@@ -395,14 +427,9 @@ def build_defaults(default_els: List, filename: str, check: Callable) -> Dict[st
         check(top, "default")
         name = top.get("class")
         if name is not None and name != "main":
-            # a top-level <default class="x"> is a child of main
-            if name in classes:
-                raise InputError(f"repeated default class name '{name}'", where=where(top, filename))
-            sub = DefaultClass(name, main)
-            classes[name] = sub
-            visit(top, sub)
-        else:
-            visit(top, main)
+            raise InputError(f"the top-level <default> is class 'main'; it cannot be named '{name}'",
+                             where=where(top, filename))
+        visit(top, main)
     return classes
 
 

@@ -27,6 +27,7 @@ import copy
 from typing import Dict, List, Set
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import mjcf_attrs as VA
 from rigidsim.loaders import mjcf_defaults as D
 from rigidsim.loaders import spatial as sp
 
@@ -117,6 +118,7 @@ def _expand_one(rep, filename: str, degree: bool, seq: str, sections) -> None:
     for a in rep.attrib:
         if a not in ("count", "offset", "euler", "sep", "childclass", "_src"):
             raise InputError(f"unknown attribute '{a}' in <replicate>", where=where)
+    VA.validate(rep, "replicate", where, built_attrs=("count", "offset", "euler"))
     if rep.get("count") is None:
         raise InputError("<replicate> requires 'count'", where=where)
     count = int(D.parse_value(rep, "count", ("i", 1), filename)[0])

@@ -11,7 +11,9 @@ attributes to one of three treatments:
   compared numerically), otherwise a clear error at load.
 
 An attribute that is in none of the three is unknown to MuJoCo as well and is
-an error, as in MuJoCo's own parser.
+an error, as in MuJoCo's own parser. How many numbers of which type each
+attribute holds is `mjcf_attrs`'s table; ignored elements are still read with
+MuJoCo's rules and cross-references (`mjcf_visual`).
 """
 
 from __future__ import annotations

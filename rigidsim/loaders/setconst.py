@@ -264,6 +264,15 @@ def mass_matrix(m, kin):
     return Mq
 
 
+def _inverse(Mf):
+    """M^-1; a mass matrix singular in floating point (bodies 1e30 times heavier than others, which MuJoCo
+    accepts with a warning) gets the pseudo-inverse instead of an exception."""
+    try:
+        return np.linalg.inv(Mf)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(Mf)
+
+
 def set_constants(cp, m):
     A = m.arrays
     nv = m.nv
@@ -288,7 +297,7 @@ def set_constants(cp, m):
     A["tendon_length0"][:] = ten_len
     act_len, moment = transmission(cp, m, kin, ten_len, ten_J)
     A["actuator_length0"][:] = act_len
-    Minv = np.linalg.inv(Mf) if nv else np.zeros((0, 0))
+    Minv = _inverse(Mf) if nv else np.zeros((0, 0))
     # body invweight0
     for i in range(1, m.nbody):
         if A["body_weldid"][i] == 0:
