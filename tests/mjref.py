@@ -50,3 +50,30 @@ def model_from_mujoco(mjm) -> M.Model:
                               meansize=float(s.meansize), extent=float(s.extent), center=tuple(s.center))
     m.validate()
     return m
+
+
+def test_stage():
+    """The constraint-stage parts the parity tests compile into every Simulator beyond the scene's own:
+    every kind of row, every solver part and the analytic colliders. Scenes whose colliders are among
+    those share one compiled kernel (each distinct mask is a cold compile of 10-40 s on a 2-core machine)."""
+    from rigidsim.engine.collision.params import COLLIDER_ID, kinds_of
+    from rigidsim.engine.constraint.stage import wide_stage
+
+    analytic = [COLLIDER_ID[k] for k in ("plane_sphere", "plane_capsule", "plane_cylinder", "plane_box",
+                                         "sphere_sphere", "sphere_capsule", "sphere_cylinder", "sphere_box",
+                                         "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")]
+    return wide_stage(kinds_of(analytic))
+
+
+test_stage.__test__ = False  # a helper, not a test
+
+
+def compat_sim(mjm, n_envs: int = 1, model=None):
+    """Our Simulator of a MuJoCo model (or of `model`, our copy of it) under MuJoCo's options, compiled with
+    `test_stage()` so that the parity tests share kernels."""
+    from rigidsim import options as opts
+    from rigidsim.engine.simulator import Simulator
+
+    model = model_from_mujoco(mjm) if model is None else model
+    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
+    return Simulator(model, n_envs, kinematics_only=True, pair_options=r, stage=test_stage())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import model_from_mujoco, mujoco
+from tests.mjref import model_from_mujoco, mujoco, test_stage
 
 FLOATS = ("pos", "margin", "frictionloss", "diagA", "R", "D", "vel", "aref")
 
@@ -81,7 +81,7 @@ def _check_scene(xml, nstates=6, every=25, qvel_scale=1.0, need=("contact",)):
     mjm = mujoco.MjModel.from_xml_string(xml)
     model = model_from_mujoco(mjm)
     r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    sim = Simulator(model, 1, kinematics_only=True, pair_options=r)
+    sim = Simulator(model, 1, kinematics_only=True, pair_options=r, stage=test_stage())
     seen = set()
     for qpos, qvel in _states(mjm, nstates, every, qvel_scale=qvel_scale):
         ref = _mujoco_rows(mjm, qpos, qvel)
@@ -159,7 +159,7 @@ def _check_model(mjm, nstates=4, every=30):
 
     model = model_from_mujoco(mjm)
     r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    sim = Simulator(model, 1, kinematics_only=True, pair_options=r)
+    sim = Simulator(model, 1, kinematics_only=True, pair_options=r, stage=test_stage())
     for qpos, qvel in _states(mjm, nstates, every, qvel_scale=0.5):
         ref = _mujoco_rows(mjm, qpos, qvel)
         sim.reset(qpos=qpos, qvel=qvel)

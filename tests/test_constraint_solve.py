@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import model_from_mujoco, mujoco
+from tests.mjref import model_from_mujoco, mujoco, test_stage
 from tests.test_constraint_rows import BOX, JOINTS, _states
 
 
@@ -21,7 +21,7 @@ def _sim(mjm, n_envs=1):
 
     model = model_from_mujoco(mjm)
     r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    return Simulator(model, n_envs, kinematics_only=True, pair_options=r)
+    return Simulator(model, n_envs, kinematics_only=True, pair_options=r, stage=test_stage())
 
 
 def _forward_parity(mjm, states, rtol=1e-6):

@@ -41,9 +41,11 @@ PARALLEL_MIN_ITERS = 2048  # Taichi's CPU range-for runs serially below about a 
 
 class Simulator:
     def __init__(self, model: Model, n_envs: int, precision: int = 64, backend: str = "cpu",
-                 kinematics_only: bool = False, pair_options=None):
+                 kinematics_only: bool = False, pair_options=None, stage: Optional[int] = None):
         # kinematics_only: the caller reads positions alone (xpos, xquat, ...), which every model supports;
-        # forces and accelerations of features the engine refuses would be wrong, so they must not be read
+        # forces and accelerations of features the engine refuses would be wrong, so they must not be read.
+        # stage: parts of the constraint stage to compile in beyond the scene's own (a `constraint.stage`
+        # mask, e.g. `wide_stage(kinds)`): scenes and options that fit it share one compiled kernel
         if not kinematics_only:
             D.check_supported(model)
         if int(n_envs) < 1:
@@ -77,6 +79,10 @@ class Simulator:
             from rigidsim.engine.solver.variant import variant_of
 
             self._cfg = stage_mask(self._kinds, variant_of(model), rows_of(model, self._kinds != 0))
+            if stage is not None:
+                # more than the scene needs compiled in: one kernel serves many scenes and options (colliders,
+                # rows and solver parts are then chosen at run time)
+                self._cfg |= int(stage)
         # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
         self._set_layout(False)

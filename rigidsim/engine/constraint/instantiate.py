@@ -224,6 +224,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
 
 # which kinds of rows a kernel compiles (a scene's `rows_of`; bits of the constraint stage's compile-time mask)
 ROW_EQUALITY, ROW_FRICTION, ROW_TENDON_FRICTION, ROW_LIMIT, ROW_TENDON_LIMIT, ROW_CONTACT = 1, 2, 4, 8, 16, 32
+ROW_ALL = 63
 
 
 def rows_of(model, has_contacts: bool) -> int:

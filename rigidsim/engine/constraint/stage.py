@@ -22,6 +22,15 @@ def stage_mask(kinds: int, variant: int, rows: int) -> int:
     return int(kinds) | (int(variant) << SOLVER_SHIFT) | (int(rows) << ROWS_SHIFT)
 
 
+def wide_stage(kinds: int) -> int:
+    """Every kind of row and every solver part, with the colliders of the mask `kinds`: the mask of one
+    kernel for every scene whose colliders are among `kinds`, under every solver option."""
+    from rigidsim.engine.constraint.instantiate import ROW_ALL
+    from rigidsim.engine.solver.variant import ALL
+
+    return stage_mask(kinds, ALL, ROW_ALL)
+
+
 @ti.func
 def constraint_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
     """Contacts (with the colliders of `cfg`; none when it has none), rows, aref, then the solve: qacc,
