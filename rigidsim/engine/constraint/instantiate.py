@@ -104,7 +104,7 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
                         r += 1
             elif jt != 0:  # hinge or slide (a free joint has no limit)
                 value = d.qpos[b, adr]
-                for s in ti.static(range(2)):
+                for s in range(2):  # lower, then upper: a loop, not unrolled (compiled code size)
                     side = 2.0 * s - 1.0
                     dist = side * (m.jnt_f[j, JNT_RANGE + s] - value)
                     if dist < margin:
@@ -117,6 +117,17 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
 @ti.func
 def _frame_dot(frame, row: ti.template(), v):
     return frame[3 * row] * v[0] + frame[3 * row + 1] * v[1] + frame[3 * row + 2] * v[2]
+
+
+@ti.func
+def _frame_comp(d: ti.template(), b, c, k, jp, jr):
+    """Component k (0..5) of contact c's Jacobian difference in its frame: frame row k % 3 times the
+    translational difference jp (k < 3) or the rotational jr, summed as `_frame_dot` sums."""
+    v = jp
+    if k >= 3:
+        v = jr
+    a = CON_FRAME + 3 * (k % 3)
+    return d.contact[b, c, a] * v[0] + d.contact[b, c, a + 1] * v[1] + d.contact[b, c, a + 2] * v[2]
 
 
 @ti.func
@@ -153,17 +164,18 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             da2 = m.body_i[b2, BODY_LASTDOF]
             while da1 >= 0 or da2 >= 0:
                 da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
-                t = ti.Vector([_frame_dot(frame, 0, jp), _frame_dot(frame, 1, jp), _frame_dot(frame, 2, jp),
-                               _frame_dot(frame, 0, jr), _frame_dot(frame, 1, jr), _frame_dot(frame, 2, jr)])
+                # frame row k % 3 times the translational (k < 3) or rotational difference: a loop, not
+                # unrolled (compiled code size)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
-                    for k in ti.static(range(1, 6)):
-                        if k < dim:
-                            d.efc_J[b, r + 2 * (k - 1), da] = t[0] + fri[k - 1] * t[k]
-                            d.efc_J[b, r + 2 * (k - 1) + 1, da] = t[0] + (-fri[k - 1]) * t[k]
+                    t0 = _frame_dot(frame, 0, jp)
+                    for k in range(1, dim):
+                        tk = _frame_comp(d, b, c, k, jp, jr)
+                        fk = m.pair_f[p, PAIR_FRICTION + k - 1]
+                        d.efc_J[b, r + 2 * (k - 1), da] = t0 + fk * tk
+                        d.efc_J[b, r + 2 * (k - 1) + 1, da] = t0 + (-fk) * tk
                 else:
-                    for k in ti.static(range(6)):
-                        if k < dim:
-                            d.efc_J[b, r + k, da] = t[k]
+                    for k in range(dim):
+                        d.efc_J[b, r + k, da] = _frame_comp(d, b, c, k, jp, jr)
             # diagApprox: the bodies' translation and rotation weights
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
             rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]
@@ -171,38 +183,35 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             reff = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREFFRICTION, 2), 0.0, 0.0)
             solimp = check_solimp(sm.getm(m.pair_f, p, PAIR_SOLIMP, 5))
             imp, _ = impedance(solimp, dist, margin)
-            for k in ti.static(range(10)):
-                if k < nrow:
-                    rk = r + k
-                    diag_a = tran
-                    pos_k = dist
-                    margin_k = margin
-                    if typ == CNSTR_CONTACT_PYRAMIDAL:
-                        w = tran
-                        if ti.static(k // 2 >= 2):
-                            w = rot
-                        diag_a = tran + fri[k // 2] * fri[k // 2] * w
-                    elif typ == CNSTR_CONTACT_ELLIPTIC:
-                        if ti.static(k >= 3):
-                            diag_a = rot
-                        if ti.static(k > 0):
-                            pos_k = 0.0
-                            margin_k = 0.0
-                    set_row(d, b, rk, typ, c, pos_k, margin_k, 0.0, diag_a)
-                    d.efc_i[b, rk, EFC_DIM] = dim
-                    d.efc_i[b, rk, EFC_BLOCK] = k
-                    frictional = False
-                    if ti.static(k > 0):
-                        frictional = typ == CNSTR_CONTACT_ELLIPTIC
-                    rf = ref
-                    if frictional and (reff[0] != 0.0 or reff[1] != 0.0):
-                        rf = reff
-                    set_impedance(d, b, rk, imp, rf, solimp[1], frictional)
-                    if typ == CNSTR_CONTACT_PYRAMIDAL:
-                        d.efc[b, rk, EFC_FRICTION] = fri[k // 2]
-                    elif ti.static(0 < k < 6):
-                        if typ == CNSTR_CONTACT_ELLIPTIC:
-                            d.efc[b, rk, EFC_FRICTION] = fri[k - 1]
+            for k in range(nrow):
+                rk = r + k
+                diag_a = tran
+                pos_k = dist
+                margin_k = margin
+                frictional = False
+                fk = 0.0  # the row's friction coefficient (pyramidal: its edge pair's; elliptic: its own)
+                if typ == CNSTR_CONTACT_PYRAMIDAL:
+                    fk = m.pair_f[p, PAIR_FRICTION + k // 2]
+                    w = tran
+                    if k >= 4:
+                        w = rot
+                    diag_a = tran + fk * fk * w
+                elif typ == CNSTR_CONTACT_ELLIPTIC:
+                    if k >= 3:
+                        diag_a = rot
+                    if k > 0:
+                        pos_k = 0.0
+                        margin_k = 0.0
+                        frictional = True
+                        fk = m.pair_f[p, PAIR_FRICTION + k - 1]
+                set_row(d, b, rk, typ, c, pos_k, margin_k, 0.0, diag_a)
+                d.efc_i[b, rk, EFC_DIM] = dim
+                d.efc_i[b, rk, EFC_BLOCK] = k
+                rf = ref
+                if frictional and (reff[0] != 0.0 or reff[1] != 0.0):
+                    rf = reff
+                set_impedance(d, b, rk, imp, rf, solimp[1], frictional)
+                d.efc[b, rk, EFC_FRICTION] = fk
             if dim > 1:  # friction regularization
                 r_0 = d.efc[b, r, EFC_R]
                 r_1 = r_0 / ti.max(MINVAL, m.opt_f[OPT_IMPRATIO])
