@@ -53,8 +53,14 @@ def _merge(d: ti.template(), b, tree1, tree2):
     if d.solver_vi[b, t2, SVI_PARENT] == -1:
         d.solver_vi[b, t2, SVI_PARENT] = t2
     if d.solver_vi[b, t1, SVI_PARENT] != d.solver_vi[b, t2, SVI_PARENT]:
-        r1 = _root(d, b, t1)
-        r2 = _root(d, b, t2)
+        r1 = 0
+        r2 = 0
+        for q in range(2):  # one inlined copy of _root
+            rq = _root(d, b, t1 if q == 0 else t2)
+            if q == 0:
+                r1 = rq
+            else:
+                r2 = rq
         if r1 < r2:
             d.solver_vi[b, r2, SVI_PARENT] = r1
         elif r2 < r1:
@@ -97,42 +103,46 @@ def find_islands(m: ti.template(), d: ti.template(), b):
             if r > 0 and typ == d.efc_i[b, r - 1, EFC_TYPE] and oid == d.efc_i[b, r - 1, EFC_ID]:
                 d.solver_efc_i[b, r, SEI_ISLAND] = d.solver_efc_i[b, r - 1, SEI_ISLAND]
             else:
-                first = -1
+                # the trees the row touches: t1, t2 (-1: none) for the known kinds, else from its Jacobian
+                t1 = -1
+                t2 = -1
+                generic = False
                 if typ == CNSTR_FRICTION_DOF:
-                    first = d.solver_vi[b, oid, SVI_TREE]
-                    _merge(d, b, first, -1)
+                    t1 = d.solver_vi[b, oid, SVI_TREE]
                 elif typ == CNSTR_LIMIT_JOINT:
-                    first = d.solver_vi[b, m.jnt_i[oid, JNT_DOFADR], SVI_TREE]
-                    _merge(d, b, first, -1)
+                    t1 = d.solver_vi[b, m.jnt_i[oid, JNT_DOFADR], SVI_TREE]
                 elif typ == CNSTR_CONTACT_FRICTIONLESS or typ == CNSTR_CONTACT_PYRAMIDAL or \
                         typ == CNSTR_CONTACT_ELLIPTIC:
                     t1 = _body_tree(m, d, b, m.geom_i[d.contact_i[b, oid, CON_GEOM1], FRAME_BODYID])
                     t2 = _body_tree(m, d, b, m.geom_i[d.contact_i[b, oid, CON_GEOM2], FRAME_BODYID])
-                    if t1 >= 0 or t2 >= 0:
-                        _merge(d, b, t1, t2)
-                    first = t1
-                    if first < 0:
-                        first = t2
                 elif typ == CNSTR_EQUALITY and m.eq_i[oid, EQ_BODY1] >= 0:  # connect, weld: both bodies' trees
                     t1 = _body_tree(m, d, b, m.eq_i[oid, EQ_BODY1])
                     t2 = _body_tree(m, d, b, m.eq_i[oid, EQ_BODY2])
-                    if t1 >= 0 or t2 >= 0:
-                        _merge(d, b, t1, t2)
-                    first = t1
-                    if first < 0:
-                        first = t2
                 else:
-                    prev = -1
-                    for i in range(nv):
+                    generic = True
+                first = t1
+                if first < 0:
+                    first = t2
+                # one merge for a known kind; for the others one per change of tree along the Jacobian's
+                # nonzeros (the first tree alone activates it)
+                prev = -1
+                for i in range(nv if generic else 1):
+                    ta = t1
+                    tb = t2
+                    go = t1 >= 0 or t2 >= 0
+                    if generic:
+                        go = False
                         if d.efc_J[b, r, i] != 0.0:
                             t = d.solver_vi[b, i, SVI_TREE]
                             if t != prev:
                                 if first == -1:
                                     first = t
-                                    _merge(d, b, t, -1)
-                                else:
-                                    _merge(d, b, first, t)
+                                ta = first
+                                tb = t
+                                go = True
                                 prev = t
+                    if go:
+                        _merge(d, b, ta, tb)
                 d.solver_efc_i[b, r, SEI_ISLAND] = first
         # number the islands by their root (the smallest tree), ascending; the tree's row holds its island
         for t in range(nv):

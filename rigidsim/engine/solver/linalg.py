@@ -15,7 +15,7 @@ mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rou
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, QLD, QLDIAGINV, QM, SEI_LIST, SVI_LIST,
+    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, QM, SEI_LIST, SVI_LIST,
 )
 
 
@@ -32,99 +32,119 @@ def row(d: ti.template(), b, c):
 
 
 @ti.func
+def base(a: ti.template(), b, c):
+    """The flat offset of element [b, 0, c] of the _Flat array a (env b's block, column c): element [b, i, c]
+    is ``a.arr[base + i * a.strides[1]]``. Computed once per call, it keeps the per-env stride load out of
+    inner loops."""
+    return b * a.strides[0] + c
+
+
+@ti.func
+def list_base(d: ti.template(), b):
+    """The flat offset of the island's dof list: dof k is ``d.solver_vi.arr[list_base + k * NSOLVI]``."""
+    return b * d.solver_vi.strides[0] + SVI_LIST
+
+
+@ti.func
 def dot(d: ti.template(), b, n, x: ti.template(), cx, y: ti.template(), cy):
     """sum over the island's n dofs i of x[b, i, cx] * y[b, i, cy], summed as mju_dot does (four running
     partial sums, then the remainder)."""
+    vi = ti.static(d.solver_vi.arr)
+    xa = ti.static(x.arr)
+    ya = ti.static(y.arr)
+    xs = ti.static(x.strides[1])
+    ys = ti.static(y.strides[1])
+    lb = list_base(d, b)
+    xb = base(x, b, cx)
+    yb = base(y, b, cy)
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
     r3 = 0.0
     k = 0
     while k + 4 <= n:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        i2 = dof(d, b, k + 2)
-        i3 = dof(d, b, k + 3)
-        r0 = r0 + x[b, i0, cx] * y[b, i0, cy]
-        r1 = r1 + x[b, i1, cx] * y[b, i1, cy]
-        r2 = r2 + x[b, i2, cx] * y[b, i2, cy]
-        r3 = r3 + x[b, i3, cx] * y[b, i3, cy]
+        i0 = vi[lb + k * NSOLVI]
+        i1 = vi[lb + (k + 1) * NSOLVI]
+        i2 = vi[lb + (k + 2) * NSOLVI]
+        i3 = vi[lb + (k + 3) * NSOLVI]
+        r0 = r0 + xa[xb + i0 * xs] * ya[yb + i0 * ys]
+        r1 = r1 + xa[xb + i1 * xs] * ya[yb + i1 * ys]
+        r2 = r2 + xa[xb + i2 * xs] * ya[yb + i2 * ys]
+        r3 = r3 + xa[xb + i3 * xs] * ya[yb + i3 * ys]
         k += 4
     res = (r0 + r2) + (r1 + r3)
-    rem = n - k
-    if rem == 3:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        i2 = dof(d, b, k + 2)
-        res = res + (x[b, i0, cx] * y[b, i0, cy] + x[b, i1, cx] * y[b, i1, cy] + x[b, i2, cx] * y[b, i2, cy])
-    elif rem == 2:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        res = res + (x[b, i0, cx] * y[b, i0, cy] + x[b, i1, cx] * y[b, i1, cy])
-    elif rem == 1:
-        i0 = dof(d, b, k)
-        res = res + x[b, i0, cx] * y[b, i0, cy]
+    if k < n:
+        tail = 0.0  # mju_dot's remainder, summed left to right
+        while k < n:
+            i = vi[lb + k * NSOLVI]
+            tail = tail + xa[xb + i * xs] * ya[yb + i * ys]
+            k += 1
+        res = res + tail
     return res
 
 
 @ti.func
 def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
     """Row r of efc_J times the vector in column cy of y, over the island's n dofs (mju_dot's order)."""
+    vi = ti.static(d.solver_vi.arr)
+    ja = ti.static(d.efc_J.arr)
+    ya = ti.static(y.arr)
+    ys = ti.static(y.strides[1])
+    lb = list_base(d, b)
+    jb = base(d.efc_J, b, 0) + r * d.efc_J.strides[1]
+    yb = base(y, b, cy)
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
     r3 = 0.0
     k = 0
     while k + 4 <= n:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        i2 = dof(d, b, k + 2)
-        i3 = dof(d, b, k + 3)
-        r0 = r0 + d.efc_J[b, r, i0] * y[b, i0, cy]
-        r1 = r1 + d.efc_J[b, r, i1] * y[b, i1, cy]
-        r2 = r2 + d.efc_J[b, r, i2] * y[b, i2, cy]
-        r3 = r3 + d.efc_J[b, r, i3] * y[b, i3, cy]
+        i0 = vi[lb + k * NSOLVI]
+        i1 = vi[lb + (k + 1) * NSOLVI]
+        i2 = vi[lb + (k + 2) * NSOLVI]
+        i3 = vi[lb + (k + 3) * NSOLVI]
+        r0 = r0 + ja[jb + i0] * ya[yb + i0 * ys]
+        r1 = r1 + ja[jb + i1] * ya[yb + i1 * ys]
+        r2 = r2 + ja[jb + i2] * ya[yb + i2 * ys]
+        r3 = r3 + ja[jb + i3] * ya[yb + i3 * ys]
         k += 4
     res = (r0 + r2) + (r1 + r3)
-    rem = n - k
-    if rem == 3:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        i2 = dof(d, b, k + 2)
-        res = res + (d.efc_J[b, r, i0] * y[b, i0, cy] + d.efc_J[b, r, i1] * y[b, i1, cy]
-                     + d.efc_J[b, r, i2] * y[b, i2, cy])
-    elif rem == 2:
-        i0 = dof(d, b, k)
-        i1 = dof(d, b, k + 1)
-        res = res + (d.efc_J[b, r, i0] * y[b, i0, cy] + d.efc_J[b, r, i1] * y[b, i1, cy])
-    elif rem == 1:
-        i0 = dof(d, b, k)
-        res = res + d.efc_J[b, r, i0] * y[b, i0, cy]
+    if k < n:
+        tail = 0.0
+        while k < n:
+            i = vi[lb + k * NSOLVI]
+            tail = tail + ja[jb + i] * ya[yb + i * ys]
+            k += 1
+        res = res + tail
     return res
 
 
 @ti.func
 def hdot(h: ti.template(), b, i, j, n):
     """Rows i and j of the dense matrix h (positions), first n columns, in mju_dot's order."""
+    ha = ti.static(h.arr)
+    hs = h.strides[1]
+    hb = base(h, b, 0)
+    hi = hb + i * hs
+    hj = hb + j * hs
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
     r3 = 0.0
     k = 0
     while k + 4 <= n:
-        r0 = r0 + h[b, i, k] * h[b, j, k]
-        r1 = r1 + h[b, i, k + 1] * h[b, j, k + 1]
-        r2 = r2 + h[b, i, k + 2] * h[b, j, k + 2]
-        r3 = r3 + h[b, i, k + 3] * h[b, j, k + 3]
+        r0 = r0 + ha[hi + k] * ha[hj + k]
+        r1 = r1 + ha[hi + k + 1] * ha[hj + k + 1]
+        r2 = r2 + ha[hi + k + 2] * ha[hj + k + 2]
+        r3 = r3 + ha[hi + k + 3] * ha[hj + k + 3]
         k += 4
     res = (r0 + r2) + (r1 + r3)
-    rem = n - k
-    if rem == 3:
-        res = res + (h[b, i, k] * h[b, j, k] + h[b, i, k + 1] * h[b, j, k + 1] + h[b, i, k + 2] * h[b, j, k + 2])
-    elif rem == 2:
-        res = res + (h[b, i, k] * h[b, j, k] + h[b, i, k + 1] * h[b, j, k + 1])
-    elif rem == 1:
-        res = res + h[b, i, k] * h[b, j, k]
+    if k < n:
+        tail = 0.0
+        while k < n:
+            tail = tail + ha[hi + k] * ha[hj + k]
+            k += 1
+        res = res + tail
     return res
 
 
@@ -133,55 +153,86 @@ def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: t
     """res[:, cres] = M x[:, cx] on the island's n dofs, from qM's legacy sparse rows (the diagonal, then the
     row's ancestors nearest first), adding each off-diagonal entry to both its row and its column as
     mju_mulSymVecSparse does. An island holds whole kinematic trees, so every entry stays inside it."""
+    vi = ti.static(d.solver_vi.arr)
+    xa = ti.static(x.arr)
+    ra = ti.static(res.arr)
+    ma = ti.static(d.M.arr)
+    xs = ti.static(x.strides[1])
+    rs = ti.static(res.strides[1])
+    ms = ti.static(d.M.strides[1])
+    lb = list_base(d, b)
+    xb = base(x, b, cx)
+    rb = base(res, b, cres)
+    mb = base(d.M, b, QM)
     for k in range(n):
-        i = dof(d, b, k)
+        i = vi[lb + k * NSOLVI]
         adr = m.dof_i[i, DOF_MADR]
-        xi = x[b, i, cx]
-        res[b, i, cres] = d.M[b, adr, QM] * xi
+        xi = xa[xb + i * xs]
+        ri = rb + i * rs
+        ra[ri] = ma[mb + adr * ms] * xi
         for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
             j = m.m_i[adr + p, M_COLIND]
-            val = d.M[b, adr + p, QM]
-            res[b, i, cres] = res[b, i, cres] + val * x[b, j, cx]
-            res[b, j, cres] = res[b, j, cres] + val * xi
+            val = ma[mb + (adr + p) * ms]
+            rj = rb + j * rs
+            ra[ri] = ra[ri] + val * xa[xb + j * xs]
+            ra[rj] = ra[rj] + val * xi
 
 
 @ti.func
 def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
     """x[:, cx] = M^-1 x[:, cx] on the island's n dofs, from the L'DL factor of the forward pass (column QLD
     of d.M, 1/D in d.dof[:, QLDIAGINV]); every row of the factor is used (no simple-dof shortcut)."""
+    vi = ti.static(d.solver_vi.arr)
+    xa = ti.static(x.arr)
+    ma = ti.static(d.M.arr)
+    xs = ti.static(x.strides[1])
+    ms = ti.static(d.M.strides[1])
+    lb = list_base(d, b)
+    xb = base(x, b, cx)
+    mb = base(d.M, b, QLD)
     for kk in range(n):
-        i = dof(d, b, n - 1 - kk)
-        xi = x[b, i, cx]
+        i = vi[lb + (n - 1 - kk) * NSOLVI]
+        xi = xa[xb + i * xs]
         if xi != 0.0:
             adr = m.dof_i[i, DOF_MADR]
             for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-                j = m.m_i[adr + p, M_COLIND]
-                x[b, j, cx] = x[b, j, cx] - d.M[b, adr + p, QLD] * xi
+                xj = xb + m.m_i[adr + p, M_COLIND] * xs
+                xa[xj] = xa[xj] - ma[mb + (adr + p) * ms] * xi
     for k in range(n):
-        i = dof(d, b, k)
-        x[b, i, cx] = x[b, i, cx] * d.dof[b, i, QLDIAGINV]
+        i = vi[lb + k * NSOLVI]
+        xa[xb + i * xs] = xa[xb + i * xs] * d.dof[b, i, QLDIAGINV]
     for k in range(n):
-        i = dof(d, b, k)
+        i = vi[lb + k * NSOLVI]
         adr = m.dof_i[i, DOF_MADR]
-        xi = x[b, i, cx]
+        xi = xa[xb + i * xs]
         for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-            xi -= d.M[b, adr + p, QLD] * x[b, m.m_i[adr + p, M_COLIND], cx]
-        x[b, i, cx] = xi
+            xi -= ma[mb + (adr + p) * ms] * xa[xb + m.m_i[adr + p, M_COLIND] * xs]
+        xa[xb + i * xs] = xi
 
 
 @ti.func
 def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     """res[:, cres] = J' efc_force over the island's rows and dofs (mju_mulMatTVec: rows with zero force are
     skipped)."""
+    vi = ti.static(d.solver_vi.arr)
+    ja = ti.static(d.efc_J.arr)
+    ra = ti.static(res.arr)
+    rs = ti.static(res.strides[1])
+    lb = list_base(d, b)
+    rb = base(res, b, cres)
+    jb = base(d.efc_J, b, 0)
+    js = d.efc_J.strides[1]
     for k in range(nvi):
-        res[b, dof(d, b, k), cres] = 0.0
+        ra[rb + vi[lb + k * NSOLVI] * rs] = 0.0
     for c in range(nrow):
         r = row(d, b, c)
         f = d.efc[b, r, EFC_FORCE]
         if f != 0.0:
+            jr = jb + r * js
             for k in range(nvi):
-                i = dof(d, b, k)
-                res[b, i, cres] = res[b, i, cres] + d.efc_J[b, r, i] * f
+                i = vi[lb + k * NSOLVI]
+                ri = rb + i * rs
+                ra[ri] = ra[ri] + ja[jr + i] * f
 
 
 # ----------------------------------------------------------------------------- dense Cholesky on the Hessian
@@ -191,23 +242,25 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
 def chol_factor(h: ti.template(), b, n, mindiag):
     """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor): a pivot
     below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots)."""
+    ha = ti.static(h.arr)
+    hs = h.strides[1]
+    hb = base(h, b, 0)
     rank = n
     for j in range(n):
-        tmp = h[b, j, j]
-        if j > 0:
-            tmp -= hdot(h, b, j, j, j)
+        hjj = hb + j * hs + j
+        tmp = ha[hjj] - hdot(h, b, j, j, j)
         deficient = tmp < mindiag
         if deficient:
             tmp = mindiag
             rank -= 1
-        h[b, j, j] = ti.sqrt(tmp)
-        if deficient:
-            for i in range(j + 1, n):
-                h[b, i, j] = 0.0
-        else:
-            inv = 1.0 / h[b, j, j]
-            for i in range(j + 1, n):
-                h[b, i, j] = (h[b, i, j] - hdot(h, b, i, j, j)) * inv
+        ha[hjj] = ti.sqrt(tmp)
+        inv = 1.0 / ha[hjj]
+        for i in range(j + 1, n):
+            hij = hb + i * hs + j
+            val = 0.0
+            if not deficient:
+                val = (ha[hij] - hdot(h, b, i, j, j)) * inv
+            ha[hij] = val
     return rank
 
 
@@ -215,44 +268,48 @@ def chol_factor(h: ti.template(), b, n, mindiag):
 def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (positions of the island's list):
     forward then backward substitution, dividing by the diagonal (mju_cholSolve)."""
+    vi = ti.static(d.solver_vi.arr)
+    va = ti.static(d.solver_v.arr)
+    vs = ti.static(d.solver_v.strides[1])
+    ha = ti.static(h.arr)
+    hs = h.strides[1]
+    hb = base(h, b, 0)
+    lb = list_base(d, b)
+    vb = base(d.solver_v, b, dst)
+    sb = base(d.solver_v, b, src)
     for k in range(n):
-        d.solver_v[b, dof(d, b, k), dst] = d.solver_v[b, dof(d, b, k), src]
+        i = vi[lb + k * NSOLVI]
+        va[vb + i * vs] = va[sb + i * vs]
     for i in range(n):
-        di = dof(d, b, i)
-        ri = d.solver_v[b, di, dst]
-        if i > 0:
-            # the row times the solution so far, in mju_dot's order
-            r0 = 0.0
-            r1 = 0.0
-            r2 = 0.0
-            r3 = 0.0
-            k = 0
-            while k + 4 <= i:
-                r0 = r0 + h[b, i, k] * d.solver_v[b, dof(d, b, k), dst]
-                r1 = r1 + h[b, i, k + 1] * d.solver_v[b, dof(d, b, k + 1), dst]
-                r2 = r2 + h[b, i, k + 2] * d.solver_v[b, dof(d, b, k + 2), dst]
-                r3 = r3 + h[b, i, k + 3] * d.solver_v[b, dof(d, b, k + 3), dst]
-                k += 4
-            s = (r0 + r2) + (r1 + r3)
-            rem = i - k
-            if rem == 3:
-                s = s + (h[b, i, k] * d.solver_v[b, dof(d, b, k), dst]
-                         + h[b, i, k + 1] * d.solver_v[b, dof(d, b, k + 1), dst]
-                         + h[b, i, k + 2] * d.solver_v[b, dof(d, b, k + 2), dst])
-            elif rem == 2:
-                s = s + (h[b, i, k] * d.solver_v[b, dof(d, b, k), dst]
-                         + h[b, i, k + 1] * d.solver_v[b, dof(d, b, k + 1), dst])
-            elif rem == 1:
-                s = s + h[b, i, k] * d.solver_v[b, dof(d, b, k), dst]
-            ri = ri - s
-        d.solver_v[b, di, dst] = ri / h[b, i, i]
+        hi = hb + i * hs
+        di = vb + vi[lb + i * NSOLVI] * vs
+        # the row times the solution so far, in mju_dot's order
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        r3 = 0.0
+        k = 0
+        while k + 4 <= i:
+            r0 = r0 + ha[hi + k] * va[vb + vi[lb + k * NSOLVI] * vs]
+            r1 = r1 + ha[hi + k + 1] * va[vb + vi[lb + (k + 1) * NSOLVI] * vs]
+            r2 = r2 + ha[hi + k + 2] * va[vb + vi[lb + (k + 2) * NSOLVI] * vs]
+            r3 = r3 + ha[hi + k + 3] * va[vb + vi[lb + (k + 3) * NSOLVI] * vs]
+            k += 4
+        s = (r0 + r2) + (r1 + r3)
+        if k < i:
+            tail = 0.0
+            while k < i:
+                tail = tail + ha[hi + k] * va[vb + vi[lb + k * NSOLVI] * vs]
+                k += 1
+            s = s + tail
+        va[di] = (va[di] - s) / ha[hi + i]
     for ii in range(n):
         i = n - 1 - ii
-        di = dof(d, b, i)
-        ri = d.solver_v[b, di, dst]
+        di = vb + vi[lb + i * NSOLVI] * vs
+        ri = va[di]
         for j in range(i + 1, n):
-            ri -= h[b, j, i] * d.solver_v[b, dof(d, b, j), dst]
-        d.solver_v[b, di, dst] = ri / h[b, i, i]
+            ri -= ha[hb + j * hs + i] * va[vb + vi[lb + j * NSOLVI] * vs]
+        va[di] = ri / ha[hb + i * hs + i]
 
 
 @ti.func
@@ -260,12 +317,22 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     """In place rank-one update (plus != 0) or downdate of the factor in h: L L' +- x x' with x in
     solver_v[:, xcol], which is overwritten (mju_cholUpdate). Returns the rank: n less the pivots that fell
     below mjMINVAL and were replaced by it."""
+    vi = ti.static(d.solver_vi.arr)
+    va = ti.static(d.solver_v.arr)
+    vs = ti.static(d.solver_v.strides[1])
+    ha = ti.static(h.arr)
+    hs = h.strides[1]
+    hb = base(h, b, 0)
+    lb = list_base(d, b)
+    xb = base(d.solver_v, b, xcol)
+    sgn = 1.0 if plus != 0 else -1.0
     rank = n
     for k in range(n):
-        xk = d.solver_v[b, dof(d, b, k), xcol]
+        xk = va[xb + vi[lb + k * NSOLVI] * vs]
         if xk != 0.0:
-            lkk = h[b, k, k]
-            tmp = lkk * lkk + (xk * xk if plus != 0 else -xk * xk)
+            hkk = hb + k * hs + k
+            lkk = ha[hkk]
+            tmp = lkk * lkk + sgn * (xk * xk)
             if tmp < MINVAL:
                 tmp = MINVAL
                 rank -= 1
@@ -273,16 +340,14 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
             c = r / lkk
             cinv = 1.0 / c
             s = xk / lkk
-            h[b, k, k] = r
-            if plus != 0:
-                for i in range(k + 1, n):
-                    h[b, i, k] = (h[b, i, k] + s * d.solver_v[b, dof(d, b, i), xcol]) * cinv
-            else:
-                for i in range(k + 1, n):
-                    h[b, i, k] = (h[b, i, k] - s * d.solver_v[b, dof(d, b, i), xcol]) * cinv
+            ha[hkk] = r
+            ssg = sgn * s
             for i in range(k + 1, n):
-                di = dof(d, b, i)
-                d.solver_v[b, di, xcol] = c * d.solver_v[b, di, xcol] - s * h[b, i, k]
+                hik = hb + i * hs + k
+                xi = xb + vi[lb + i * NSOLVI] * vs
+                lik = (ha[hik] + ssg * va[xi]) * cinv
+                ha[hik] = lik
+                va[xi] = c * va[xi] - s * lik
     return rank
 
 

@@ -14,9 +14,9 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
-    QM, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
+    NSOLVI, QM, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
-from rigidsim.engine.solver.linalg import chol_factor, chol_update, dof, row, small_chol
+from rigidsim.engine.solver.linalg import base, chol_factor, chol_update, dof, list_base, row, small_chol
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
 
@@ -25,27 +25,41 @@ from rigidsim.engine.solver.variant import ELLIPTIC
 def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     """solver_H's lower triangle = M + J' diag(D of the QUADRATIC rows) J on the island (mju_sqrMatTD's
     order: row by row, each nonzero J entry scaling the row's leading part)."""
+    vi = ti.static(d.solver_vi.arr)
+    ha = ti.static(d.solver_H.arr)
+    ja = ti.static(d.efc_J.arr)
+    ma = ti.static(d.M.arr)
+    ms = ti.static(d.M.strides[1])
+    ns = d.efc_J.strides[1]  # nv: the row stride of efc_J and solver_H
+    lb = list_base(d, b)
+    hb = base(d.solver_H, b, 0)
+    jb = base(d.efc_J, b, 0)
     for i in range(nvi):
         for k in range(i + 1):
-            d.solver_H[b, i, k] = 0.0
+            ha[hb + i * ns + k] = 0.0
     for c in range(nrow):
         r = row(d, b, c)
         dr = 0.0
         if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
             dr = d.efc[b, r, EFC_D]
         if dr != 0.0:
+            jr = jb + r * ns
             for i in range(nvi):
-                tmp = d.efc_J[b, r, dof(d, b, i)]
+                tmp = ja[jr + vi[lb + i * NSOLVI]]
                 if tmp != 0.0:
                     scl = tmp * dr
+                    hi = hb + i * ns
                     for k in range(i + 1):
-                        d.solver_H[b, i, k] = d.solver_H[b, i, k] + d.efc_J[b, r, dof(d, b, k)] * scl
+                        ha[hi + k] = ha[hi + k] + ja[jr + vi[lb + k * NSOLVI]] * scl
+    mb = base(d.M, b, QM)
+    pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
-        di = dof(d, b, i)
+        di = vi[lb + i * NSOLVI]
         adr = m.dof_i[di, DOF_MADR]
+        hi = hb + i * ns
         for p in range(m.dof_i[di, DOF_MROWNNZ]):
-            j = d.solver_vi[b, m.m_i[adr + p, M_COLIND], SVI_POS]
-            d.solver_H[b, i, j] = d.solver_H[b, i, j] + d.M[b, adr + p, QM]
+            hij = hi + vi[pb + m.m_i[adr + p, M_COLIND] * NSOLVI]
+            ha[hij] = ha[hij] + ma[mb + (adr + p) * ms]
 
 
 @ti.func

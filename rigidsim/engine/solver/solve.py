@@ -47,11 +47,12 @@ def warmstart(m: ti.template(), d: ti.template(), b, nisland, variant: ti.templa
         nvi, nrow = lists(m, d, b, -1)
         for i in range(nv):
             d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
-        for r in range(nefc):
-            d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, QACC_WARMSTART) - d.efc[b, r, EFC_AREF]
         cost_warm = 0.0
         cost_smooth = 0.0
         for k in range(2):  # 0: at qacc_warmstart, 1: at qacc_smooth
+            col = QACC_WARMSTART if k == 0 else QACC_SMOOTH
+            for r in range(nefc):
+                d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, col) - d.efc[b, r, EFC_AREF]
             cost, _ncone = constraint_update(d, b, nrow, variant)
             if k == 0:
                 cost_warm = cost
@@ -59,8 +60,6 @@ def warmstart(m: ti.template(), d: ti.template(), b, nisland, variant: ti.templa
                 for i in range(nv):
                     cost_warm += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
                         d.dof[b, i, QACC_WARMSTART] - d.dof[b, i, QACC_SMOOTH])
-                for r in range(nefc):
-                    d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, QACC_SMOOTH) - d.efc[b, r, EFC_AREF]
             else:
                 cost_smooth = cost
                 for r in range(nefc):
