@@ -66,10 +66,13 @@ class Simulator:
         mp = D.put_model(model, self.dtype, pair_options)
         self._sizes = D.array_sizes(model, pair_options)  # once: reset() allocates from it
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
-        from rigidsim.engine.collision.params import kinds_of
+        from rigidsim.engine.collision.params import SAP_BIT, kinds_of
 
         # the colliders this scene's pairs use: the collision kernel is compiled with those alone
         self._kinds = kinds_of(mp["pair_i"][:self.npair, L.PAIR_COLLIDER])
+        has_pairs = self._kinds != 0
+        if self.npair and mp["opt_i"][L.OPT_SAP]:
+            self._kinds |= SAP_BIT  # sweep-and-prune compiled in only when the options ask for it
         # a scene that can have constraint rows runs the constraint stage in its forward passes, compiled for
         # its colliders and the solver parts its options use
         self.nefcmax = int(mp["opt_i"][L.SZ_NEFCMAX])
@@ -78,7 +81,7 @@ class Simulator:
             from rigidsim.engine.constraint.stage import stage_mask
             from rigidsim.engine.solver.variant import variant_of
 
-            self._cfg = stage_mask(self._kinds, variant_of(model), rows_of(model, self._kinds != 0))
+            self._cfg = stage_mask(self._kinds, variant_of(model), rows_of(model, has_pairs))
             if stage is not None:
                 # more than the scene needs compiled in: one kernel serves many scenes and options (colliders,
                 # rows and solver parts are then chosen at run time)

@@ -17,7 +17,7 @@ from rigidsim.engine.collision.hfield import gjk_pair
 from rigidsim.engine.collision.mesh import plane_mesh
 from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
-from rigidsim.engine.collision.params import BUILT, COLLIDER_ID
+from rigidsim.engine.collision.params import BUILT, COLLIDER_ID, SAP_BIT
 from rigidsim.engine.layout import (
     CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_RBOUND, GEOM_SIZE, GEOM_TYPE, NDCON,
     OPT_CCDITER, OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN,
@@ -74,13 +74,16 @@ def _prune(m: ti.template(), d: ti.template(), b, n, k, cap):
 @ti.func
 def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
     """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i.
-    `kinds`: the collider ids the model's pair table uses (a bit mask, see `params.kinds_of`); only those
-    colliders are compiled in, so a scene of capsules on a plane does not carry GJK/EPA or box-box code."""
+    `kinds`: the collider ids the model's pair table uses (a bit mask, see `params.kinds_of`), with bit 0
+    (`params.SAP_BIT`) when its options ask for sweep-and-prune; only those colliders are compiled in, so a
+    scene of capsules on a plane does not carry GJK/EPA or box-box code."""
     n = 0
     nb = 0
-    sap = m.opt_i[OPT_SAP]
-    if sap:
-        sweep_and_prune(m, d, b)
+    sap = 0
+    if ti.static(kinds & SAP_BIT):  # compiled in only for scenes whose options ask for it
+        sap = m.opt_i[OPT_SAP]
+        if sap:
+            sweep_and_prune(m, d, b)
     for p in range(m.opt_i[SZ_NPAIR]):
         candidate = 1
         if sap and m.pair_i[p, PAIR_SWEPT]:  # two swept geoms: a candidate only if the sweep marked it

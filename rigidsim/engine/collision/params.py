@@ -177,6 +177,9 @@ def unbuilt(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str
     return out
 
 
+SAP_BIT = 1  # bit 0 of a collider mask (collider 0 is "none"): sweep-and-prune is compiled in
+
+
 def kinds_of(collider_ids) -> int:
     """The collider ids (nonzero) a pair table uses as a bit mask (bit k: collider k): the collision kernel's
     compile-time `kinds` (an int, so the kernel cache can key on it)."""
