@@ -2,7 +2,7 @@
 same threads, and the start-up of a contact scene.
 
     python benchmarks/bench_contacts.py [--threads 2] [--repeats 3] [--batches 1,64,1024] [--quick]
-        [--scenes humanoid,cheetah,boxes27,panda] [--no-startup]
+        [--scenes humanoid,cheetah,boxes27,panda] [--no-startup] [--cpu-time]
 
 Scenes (issue 11): the dm_control humanoid falling to and lying on the floor, the dm_control cheetah
 running under random controls, 27 boxes falling onto a plane (scenes/boxes27.xml) and the Panda
@@ -59,21 +59,25 @@ def build(path: Path, B: int):
 
 
 def bench_rigidsim(sim, nu: int, nstep: int, repeats: int) -> float:
-    import time
+    from bench_smooth import CLOCK
 
+    clock = CLOCK[0]
     rng = np.random.default_rng(0)
     ctrl = rng.uniform(-1, 1, size=(nstep, 1, nu)) if nu else None
     sim.step(2)  # compile / warm up
     rates = []
     for _ in range(repeats):
         sim.reset()
-        t0 = time.perf_counter()
+        t0 = clock()
         sim.step(nstep, ctrl=ctrl)
-        rates.append(sim.n_envs * nstep / (time.perf_counter() - t0))
+        rates.append(sim.n_envs * nstep / (clock() - t0))
     return float(np.median(rates))
 
 
 def main(argv=None) -> int:
+    import time
+
+    import bench_smooth
     from bench_smooth import bench_mujoco, cli_seconds, nsteps_for
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -83,9 +87,14 @@ def main(argv=None) -> int:
     ap.add_argument("--scenes", default="humanoid,cheetah,boxes27,panda")
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
     ap.add_argument("--no-startup", action="store_true")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="rates from the process's CPU time (all threads) instead of wall time, both sides: "
+                         "steadier on a machine shared with other jobs, blind to how well threads scale")
     ap.add_argument("--startup-repeats", type=int, default=3)
     ap.add_argument("--startup-scene", default="humanoid")
     args = ap.parse_args(argv)
+    if args.cpu_time:
+        bench_smooth.CLOCK[0] = time.process_time
 
     from rich.console import Console
     from rich.table import Table
@@ -97,8 +106,9 @@ def main(argv=None) -> int:
     from rigidsim.engine import runtime
 
     runtime.init(64, "cpu")
+    clock = "CPU time" if args.cpu_time else "wall time"
     table = Table(title=f"with contacts and constraints, MuJoCo compatibility, float64, {args.threads} threads, "
-                        f"{cpu_name()} (median of {args.repeats})")
+                        f"{cpu_name()} (median of {args.repeats}, {clock})")
     for col in ("scene", "B", "rigidsim env-steps/s", "mujoco.rollout env-steps/s", "rigidsim µs/env-step",
                 "mujoco µs/env-step", "ratio", "target"):
         table.add_column(col, justify="right")
