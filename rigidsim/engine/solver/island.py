@@ -23,6 +23,7 @@ from rigidsim.engine.layout import (
     EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
     SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV,
 )
+from rigidsim.engine.solver.linalg import passes
 
 
 @ti.func
@@ -40,7 +41,7 @@ def _root(d: ti.template(), b, tree):
 
 
 @ti.func
-def _merge(d: ti.template(), b, tree1, tree2):
+def _merge(m: ti.template(), d: ti.template(), b, tree1, tree2):
     """Activate two trees touched by one constraint and join them (-1: the world side, nothing to join)."""
     t1 = tree1
     t2 = tree2
@@ -55,7 +56,7 @@ def _merge(d: ti.template(), b, tree1, tree2):
     if d.solver_vi[b, t1, SVI_PARENT] != d.solver_vi[b, t2, SVI_PARENT]:
         r1 = 0
         r2 = 0
-        for q in range(2):  # one inlined copy of _root
+        for q in range(passes(m, 2)):  # one inlined copy of _root
             rq = _root(d, b, t1 if q == 0 else t2)
             if q == 0:
                 r1 = rq
@@ -142,7 +143,7 @@ def find_islands(m: ti.template(), d: ti.template(), b):
                                 go = True
                                 prev = t
                     if go:
-                        _merge(d, b, ta, tb)
+                        _merge(m, d, b, ta, tb)
                 d.solver_efc_i[b, r, SEI_ISLAND] = first
         # number the islands by their root (the smallest tree), ascending; the tree's row holds its island
         for t in range(nv):

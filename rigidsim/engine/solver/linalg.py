@@ -6,7 +6,7 @@ their order, into ``solver_efc_i[b, c, SEI_LIST]`` (c < nrow); every function he
 and walks the lists. Per-dof vectors stay indexed by dof (a column of ``solver_v`` or ``dof``); the dense
 Hessian is indexed by position in the list.
 
-Sums follow MuJoCo's order where it is cheap to do so: `dot` keeps mju_dot's four partial sums, the
+Sums follow MuJoCo's order where it is cheap to do so: `dots` keeps mju_dot's four partial sums, the
 sparse mass-matrix product is mju_mulSymVecSparse's, and the Cholesky routines are mju_cholFactor,
 mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rounding.
 """
@@ -15,7 +15,7 @@ mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rou
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, QM, SEI_LIST, SVI_LIST,
+    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, QM, SEI_LIST, SVI_LIST, SZ_NV,
 )
 
 
@@ -29,6 +29,13 @@ def dof(d: ti.template(), b, k):
 def row(d: ti.template(), b, c):
     """The c-th constraint row of the island's list."""
     return d.solver_efc_i[b, c, SEI_LIST]
+
+
+@ti.func
+def passes(m: ti.template(), n):
+    """n (a small fixed number of passes of a loop), in a form LLVM cannot fold: a loop with a constant trip
+    count this small is unrolled, one inlined copy of its body per pass, which the loop is there to avoid."""
+    return ti.select(m.opt_i[SZ_NV] >= 0, n, 0)
 
 
 @ti.func
@@ -46,38 +53,38 @@ def list_base(d: ti.template(), b):
 
 
 @ti.func
-def dot(d: ti.template(), b, n, x: ti.template(), cx, y: ti.template(), cy):
-    """sum over the island's n dofs i of x[b, i, cx] * y[b, i, cy], summed as mju_dot does (four running
-    partial sums, then the remainder)."""
+def dots(d: ti.template(), b, n, pairs: ti.template()):
+    """The dot products of several pairs of vectors over the island's n dofs in one pass, each summed as
+    mju_dot sums it (four running partial sums, then the remainder left to right): `pairs` is a static
+    tuple of (x, cx, y, cy); returns the vector of the sums, in the pairs' order. One loop for all of them:
+    one copy of the list walk and its index arithmetic instead of one per product (compiled code size)."""
     vi = ti.static(d.solver_vi.arr)
-    xa = ti.static(x.arr)
-    ya = ti.static(y.arr)
-    xs = ti.static(x.strides[1])
-    ys = ti.static(y.strides[1])
+    npair = ti.static(len(pairs))
     lb = list_base(d, b)
-    xb = base(x, b, cx)
-    yb = base(y, b, cy)
-    r0 = 0.0
-    r1 = 0.0
-    r2 = 0.0
-    r3 = 0.0
+    xb = ti.Vector.zero(ti.i32, npair)
+    yb = ti.Vector.zero(ti.i32, npair)
+    for q in ti.static(range(npair)):
+        xb[q] = base(pairs[q][0], b, pairs[q][1])
+        yb[q] = base(pairs[q][2], b, pairs[q][3])
+    acc = ti.Matrix.zero(float, npair, 4)
     k = 0
     while k + 4 <= n:
-        i0 = vi[lb + k * NSOLVI]
-        i1 = vi[lb + (k + 1) * NSOLVI]
-        i2 = vi[lb + (k + 2) * NSOLVI]
-        i3 = vi[lb + (k + 3) * NSOLVI]
-        r0 = r0 + xa[xb + i0 * xs] * ya[yb + i0 * ys]
-        r1 = r1 + xa[xb + i1 * xs] * ya[yb + i1 * ys]
-        r2 = r2 + xa[xb + i2 * xs] * ya[yb + i2 * ys]
-        r3 = r3 + xa[xb + i3 * xs] * ya[yb + i3 * ys]
+        for u in ti.static(range(4)):
+            i = vi[lb + (k + u) * NSOLVI]
+            for q in ti.static(range(npair)):
+                acc[q, u] = acc[q, u] + pairs[q][0].arr[xb[q] + i * ti.static(pairs[q][0].strides[1])] * \
+                    pairs[q][2].arr[yb[q] + i * ti.static(pairs[q][2].strides[1])]
         k += 4
-    res = (r0 + r2) + (r1 + r3)
+    res = ti.Vector.zero(float, npair)
+    for q in ti.static(range(npair)):
+        res[q] = (acc[q, 0] + acc[q, 2]) + (acc[q, 1] + acc[q, 3])
     if k < n:
-        tail = 0.0  # mju_dot's remainder, summed left to right
+        tail = ti.Vector.zero(float, npair)  # mju_dot's remainder, summed left to right
         while k < n:
             i = vi[lb + k * NSOLVI]
-            tail = tail + xa[xb + i * xs] * ya[yb + i * ys]
+            for q in ti.static(range(npair)):
+                tail[q] = tail[q] + pairs[q][0].arr[xb[q] + i * ti.static(pairs[q][0].strides[1])] * \
+                    pairs[q][2].arr[yb[q] + i * ti.static(pairs[q][2].strides[1])]
             k += 1
         res = res + tail
     return res

@@ -22,7 +22,7 @@ from rigidsim.engine.layout import (
     EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_JV, EFC_MU, EFC_QUAD, EFC_R, EFC_TYPE, MINVAL,
     OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SV_MA, SV_MV, SV_SEARCH,
 )
-from rigidsim.engine.solver.linalg import dot, jdot, mul_m, row
+from rigidsim.engine.solver.linalg import dots, jdot, mul_m, row
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 # what the point being evaluated is for
@@ -30,16 +30,11 @@ _P0, _P1, _ONESIDED, _P1NEXT, _MID, _UPD1, _UPD2 = 0, 1, 2, 3, 4, 5, 6
 
 
 @ti.func
-def prepare(m: ti.template(), d: ti.template(), b, nvi, nrow, variant: ti.template()):
-    """Mv = M v, Jv = J v (EFC_JV) and the rows' quadratics for the direction v in solver_v[:, SV_SEARCH];
-    returns the Gauss quadratic's linear and quadratic coefficients."""
-    mul_m(m, d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
+def prepare(d: ti.template(), b, nvi, nrow, variant: ti.template()):
+    """Jv = J v (EFC_JV) and the rows' quadratics for the direction v in solver_v[:, SV_SEARCH]."""
     for c in range(nrow):
         r = row(d, b, c)
         d.efc[b, r, EFC_JV] = jdot(d, b, r, nvi, d.solver_v, SV_SEARCH)
-    g1 = dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MA) - dot(d, b, nvi, d.dof, QFRC_SMOOTH, d.solver_v,
-                                                                        SV_SEARCH)
-    g2 = 0.5 * dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
     c = 0
     while c < nrow:
         r = row(d, b, c)
@@ -83,7 +78,6 @@ def prepare(m: ti.template(), d: ti.template(), b, nvi, nrow, variant: ti.templa
         d.efc[b, r, EFC_QUAD + 1] = q1
         d.efc[b, r, EFC_QUAD + 2] = 0.5 * q2
         c += step
-    return g1, g2
 
 
 @ti.func
@@ -299,15 +293,23 @@ def _best(best, bestcost, k, cand, gtol):
 def search(m: ti.template(), d: ti.template(), b, nvi, nrow, scale, variant: ti.template()):
     """The step along solver_v[:, SV_SEARCH] that minimizes the cost (within the gradient tolerance);
     returns (alpha, improvement = cost(0) - cost(alpha)). alpha = 0 when the direction is below mjMINVAL
-    or no point improved. Leaves Mv and Jv of the direction in SV_MV and EFC_JV."""
+    or no point improved. Leaves Mv and (unless alpha = 0 for a small direction) Jv of the direction in SV_MV
+    and EFC_JV."""
     tol = m.opt_f[OPT_TOLERANCE] * m.opt_f[OPT_LS_TOLERANCE]
     lsmax = m.opt_i[OPT_LS_ITERATIONS]
-    snorm = ti.sqrt(dot(d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_SEARCH))
+    # Mv, then |v|^2 and the Gauss quadratic's coefficients (v'Ma - qfrc_smooth'v, v'Mv / 2) in one pass
+    mul_m(m, d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
+    sums = dots(d, b, nvi, (
+        (d.solver_v, SV_SEARCH, d.solver_v, SV_SEARCH), (d.solver_v, SV_SEARCH, d.solver_v, SV_MA),
+        (d.dof, QFRC_SMOOTH, d.solver_v, SV_SEARCH), (d.solver_v, SV_SEARCH, d.solver_v, SV_MV)))
+    snorm = ti.sqrt(sums[0])
     alpha = 0.0
     improvement = 0.0
     if snorm >= MINVAL:
         gtol = tol * snorm / scale
-        g1, g2 = prepare(m, d, b, nvi, nrow, variant)
+        g1 = sums[1] - sums[2]
+        g2 = 0.5 * sums[3]
+        prepare(d, b, nvi, nrow, variant)
         zero = ti.Vector([0.0, 0.0, 0.0, 0.0])
         p0 = zero
         p1 = zero

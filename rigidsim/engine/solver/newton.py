@@ -92,11 +92,13 @@ def hessian_cone(d: ti.template(), b, nvi, nrow):
 
 
 @ti.func
-def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, ncone, full, variant: ti.template()):
+def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, full, variant: ti.template()):
     """Bring the factor in solver_H up to date with the states: with `full`, build the Hessian and factor it
     (MakeHessian, FactorizeHessian); else a rank-one update (a row entered the QUADRATIC state since
     SEI_OLDSTATE) or downdate (it left) by sqrt(D) J_row per changed row, rebuilding and refactoring instead
-    when a downdate loses rank (HessianIncremental). Then the cones into solver_Hcone when some are active."""
+    when a downdate loses rank (HessianIncremental). With the elliptic cone compiled, solver_Hcone is then
+    that factor updated with the active cones (a copy when there are none), so that the solve has one
+    factor to read (one compiled copy of it)."""
     rebuild = full
     c = 0
     while c < nrow and not rebuild:
@@ -120,5 +122,4 @@ def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, ncone, full,
         make_hessian(m, d, b, nvi, nrow)
         chol_factor(d.solver_H, b, nvi, MINVAL)
     if ti.static(variant & ELLIPTIC):
-        if ncone > 0:
-            hessian_cone(d, b, nvi, nrow)
+        hessian_cone(d, b, nvi, nrow)

@@ -20,11 +20,14 @@ from rigidsim.engine.layout import (
     SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
-from rigidsim.engine.solver.linalg import chol_solve, dof, dot, jdot, mul_m, row, solve_ld
+from rigidsim.engine.solver.linalg import chol_solve, dof, dots, jdot, mul_m, row, solve_ld
 from rigidsim.engine.solver.linesearch import search
 from rigidsim.engine.solver.newton import update_factor
 from rigidsim.engine.solver.update import primal_update
 from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON
+
+# the passes of `primal`'s loop: the starting point, Newton's first factor at it, an iteration
+_START, _FACTOR, _ITER = 0, 1, 2
 
 
 @ti.func
@@ -33,8 +36,8 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     Newton (newton != 0) or CG; writes qacc, efc_force, efc_state and qfrc_constraint of the island.
     Returns (iterations, 1 when a termination test stopped it, 0 when it ran out of iterations).
 
-    One loop: its first pass evaluates the starting point (the certificate, Newton's first factor and
-    decrement), every later pass is an iteration; each stage is compiled once."""
+    One loop: its first pass evaluates the starting point (the certificate), Newton's second factors the
+    Hessian there (its decrement), every later pass is an iteration; each stage is compiled once."""
     tol = m.opt_f[OPT_TOLERANCE]
     maxiter = m.opt_i[OPT_ITERATIONS]
     for k in range(nvi):
@@ -54,12 +57,12 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
         scale = 1.0 / (m.opt_f[OPT_MEANINERTIA] * ti.max(1, m.opt_i[SZ_NV]))
     it = 0
     converged = 0
-    first = True
+    phase = _START
     done = False
     small_grad = False
     ls_improvement = 0.0
     while not done:
-        if not first:
+        if phase == _ITER:
             alpha, ls_improvement = search(m, d, b, nvi, nrow, scale, variant)
             if alpha == 0.0:
                 converged = 1  # no improvement along the direction: nothing left to gain
@@ -76,59 +79,56 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                     r = row(d, b, c)
                     d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JAREF] + d.efc[b, r, EFC_JV] * alpha
                     d.solver_efc_i[b, r, SEI_OLDSTATE] = d.efc_i[b, r, EFC_STATE]
-        if not done:
-            _cost, _gauss, ncone = primal_update(d, b, nvi, nrow, variant)
+        if not done and phase != _FACTOR:
+            _cost, _gauss, _ncone = primal_update(d, b, nvi, nrow, variant)
             for k in range(nvi):
                 i = dof(d, b, k)
                 d.solver_v[b, i, SV_GRAD] = (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) - d.dof[
                     b, i, QFRC_CONSTRAINT]
             # M^-1 grad: CG's preconditioned gradient, and at the start the duality-gap certificate
-            if first or newton == 0:
+            if phase == _START or newton == 0:
                 for k in range(nvi):
                     i = dof(d, b, k)
                     d.solver_v[b, i, SV_MGRAD] = d.solver_v[b, i, SV_GRAD]
                 solve_ld(m, d, b, nvi, d.solver_v, SV_MGRAD)
-            if first:
+        if ti.static(variant & NEWTON):
+            if newton != 0 and not done and phase != _START:
+                update_factor(m, d, b, nvi, nrow, phase == _FACTOR, variant)
+                if ti.static(variant & ELLIPTIC):
+                    # solver_Hcone: the factor with the active cones (a copy of solver_H when none are)
+                    chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
+                else:
+                    chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
+        if not done:
+            # grad'M^-1 grad (at the start) or Newton's grad'H^-1 grad, and |grad|^2, in one pass
+            sums = dots(d, b, nvi, ((d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD),
+                                    (d.solver_v, SV_GRAD, d.solver_v, SV_GRAD)))
+            half_mgrad = ti.max(0.0, 0.5 * scale * sums[0])
+            gradient = scale * ti.sqrt(sums[1])
+            if phase == _START:
                 # grad'M^-1 grad scale / 2 bounds the cost's distance to the optimum; Newton also wants the
                 # gradient small (its solutions are judged by their forces)
-                gap = ti.max(0.0, 0.5 * scale * dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD)) < tol
-                small_grad = scale * ti.sqrt(dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_GRAD)) < tol
-                done = gap and (newton == 0 or small_grad)
-                converged = 1 if done else 0
-            if ti.static(variant & NEWTON):
-                if newton != 0 and not done:
-                    update_factor(m, d, b, nvi, nrow, ncone, first, variant)
-                    if ti.static(variant & ELLIPTIC):
-                        if ncone > 0:
-                            chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
-                        else:
-                            chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
-                    else:
-                        chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
-            if not done:
-                decrement = 0.0
-                if newton != 0:
-                    decrement = ti.max(0.0, 0.5 * scale * dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD))
-                if first:
-                    # the Newton decrement already below the tolerance: no step needed
-                    done = newton != 0 and small_grad and decrement < tol
-                else:
-                    it += 1
-                    improvement = scale * ls_improvement
-                    gradient = scale * ti.sqrt(dot(d, b, nvi, d.solver_v, SV_GRAD, d.solver_v, SV_GRAD))
-                    done = (improvement > 0.0 and improvement < tol) or gradient < tol or (
-                        newton != 0 and decrement < tol)
-                converged = 1 if done else 0
-            if not done:
-                if newton != 0 or first:
-                    for k in range(nvi):
-                        i = dof(d, b, k)
-                        d.solver_v[b, i, SV_SEARCH] = -d.solver_v[b, i, SV_MGRAD]
-                elif ti.static(variant & CG):
-                    hz_direction(d, b, nvi)
-                if it >= maxiter:
-                    done = True
-        first = False
+                small_grad = gradient < tol
+                done = half_mgrad < tol and (newton == 0 or small_grad)
+            elif phase == _FACTOR:
+                # the Newton decrement already below the tolerance: no step needed
+                done = small_grad and half_mgrad < tol
+            else:
+                it += 1
+                improvement = scale * ls_improvement
+                done = (improvement > 0.0 and improvement < tol) or gradient < tol or (
+                    newton != 0 and half_mgrad < tol)
+            converged = 1 if done else 0
+        if not done and not (phase == _START and newton != 0):
+            if newton != 0 or phase == _START:
+                for k in range(nvi):
+                    i = dof(d, b, k)
+                    d.solver_v[b, i, SV_SEARCH] = -d.solver_v[b, i, SV_MGRAD]
+            elif ti.static(variant & CG):
+                hz_direction(d, b, nvi)
+            if it >= maxiter:
+                done = True
+        phase = _FACTOR if phase == _START and newton != 0 else _ITER
     for k in range(nvi):
         i = dof(d, b, k)
         d.qacc[b, i] = d.solver_v[b, i, SV_QACC]

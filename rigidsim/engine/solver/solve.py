@@ -29,7 +29,7 @@ from rigidsim.engine.layout import (
     SVI_ISLAND, SVI_NITER, SZ_NV,
 )
 from rigidsim.engine.solver.island import find_islands, lists
-from rigidsim.engine.solver.linalg import jdot, mul_m
+from rigidsim.engine.solver.linalg import jdot, mul_m, passes
 from rigidsim.engine.solver.noslip import noslip
 from rigidsim.engine.solver.primal import primal
 from rigidsim.engine.solver.update import constraint_update
@@ -37,19 +37,19 @@ from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON, NOSLIP
 
 
 @ti.func
-def warmstart(m: ti.template(), d: ti.template(), b, nisland, variant: ti.template()):
+def warmstart(m: ti.template(), d: ti.template(), b, nvi, nrow, nisland, variant: ti.template()):
     """qacc = qacc_warmstart when its total cost is not above qacc_smooth's, else qacc_smooth; dofs in no
     island take qacc_smooth. With warmstart disabled, qacc = qacc_smooth and efc_force = 0. The constraint
-    update it runs leaves every row's force and state at qacc_smooth (MuJoCo's does too)."""
+    update it runs leaves every row's force and state at qacc_smooth (MuJoCo's does too). nvi, nrow: the
+    lists of every dof and row (`lists(m, d, b, -1)`)."""
     nv = m.opt_i[SZ_NV]
     nefc = d.efc_n[b, EFCN_NEFC]
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
-        nvi, nrow = lists(m, d, b, -1)
         for i in range(nv):
             d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
         cost_warm = 0.0
         cost_smooth = 0.0
-        for k in range(2):  # 0: at qacc_warmstart, 1: at qacc_smooth
+        for k in range(passes(m, 2)):  # 0: at qacc_warmstart, 1: at qacc_smooth
             col = QACC_WARMSTART if k == 0 else QACC_SMOOTH
             for r in range(nefc):
                 d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, col) - d.efc[b, r, EFC_AREF]
@@ -122,16 +122,21 @@ def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
         converged = ok
     else:
         nisland = find_islands(m, d, b)
-        warmstart(m, d, b, nisland, variant)
         newton = 1 if m.opt_i[OPT_SOLVER] == SOLVER_NEWTON else 0
-        for k in range(ti.max(nisland, 1)):
+        # pass 0 warmstarts (every dof and row), pass k > 0 solves island k - 1 (or everything): one copy of
+        # the lists' code
+        for kk in range(ti.max(nisland, 1) + 1):
+            k = kk - 1
             island = k if nisland > 0 else -1
             nvi, nrow = lists(m, d, b, island)
-            it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, variant)
-            d.solver_vi[b, k, SVI_NITER] = it
-            niter += it
-            if conv == 0:
-                converged = 0
+            if k < 0:
+                warmstart(m, d, b, nvi, nrow, nisland, variant)
+            else:
+                it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, variant)
+                d.solver_vi[b, k, SVI_NITER] = it
+                niter += it
+                if conv == 0:
+                    converged = 0
         if nisland > 0 and (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
             # MuJoCo 4 solves islands on copies of the rows and copies back their forces, not their states:
             # efc_state keeps the warmstart's classification at qacc_smooth. Report that; keep the solver's own.
