@@ -95,7 +95,8 @@ def normalize3(v):
 @ti.func
 def normalize4(q):
     """q / |q|; the identity when |q| is below MINVAL; q itself when |q| is 1 within MINVAL."""
-    norm = ti.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    # summed in pairs, as the compiled mju_normalize4 of MuJoCo 4.0.0 sums (bit for bit)
+    norm = ti.sqrt((q[0] * q[0] + q[1] * q[1]) + (q[2] * q[2] + q[3] * q[3]))
     res = q
     if norm < MINVAL:
         res = ti.Vector([1.0, 0.0, 0.0, 0.0])
@@ -111,10 +112,11 @@ def normalize4(q):
 @ti.func
 def mul_quat(a, b):
     return ti.Vector([
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+        # summed in pairs, as the compiled mju_mulQuat of MuJoCo 4.0.0 sums (bit for bit)
+        (a[0] * b[0] - a[1] * b[1]) - (a[2] * b[2] + a[3] * b[3]),
+        (a[0] * b[1] + a[1] * b[0]) + (a[2] * b[3] - a[3] * b[2]),
+        (a[0] * b[2] - a[1] * b[3]) + (a[2] * b[0] + a[3] * b[1]),
+        (a[0] * b[3] + a[1] * b[2]) + (a[3] * b[0] - a[2] * b[1]),
     ])
 
 

@@ -105,9 +105,8 @@ def kinematics(m: ti.template(), d: ti.template(), b, with_sites: ti.template())
                     else:
                         qloc = sm.axis_angle2quat(jaxis, d.qpos[b, qa] - m.qpos_f[qa, QPOS0])
                     quat = sm.mul_quat(quat, qloc)
-                    vec = xanchor - pos
                     vec1 = sm.rot_vec_quat(jpos, quat)
-                    pos = pos + (vec - vec1)
+                    pos = xanchor - vec1  # mj_kinematics' arithmetic (bit for bit)
                 sm.setv(d.jnt, b, jid, XANCHOR, xanchor)
                 sm.setv(d.jnt, b, jid, XAXIS, xaxis)
         quat = sm.normalize4(quat)
