@@ -84,32 +84,40 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
             solimp = sm.getm(m.jnt_f, j, JNT_SOLIMP, 5)
             diag_a = m.dof_f[dof, DOF_INVWEIGHT0]
             adr = m.jnt_i[j, JNT_QPOSADR]
+            # a ball joint has one candidate row, a hinge or slide two (lower, then upper), a free joint none;
+            # one loop and one copy of the row's writers for all of them (compiled code size)
+            nside = 0
             if jt == JNT_BALL:
-                q = sm.normalize4(ti.Vector([d.qpos[b, adr + k] for k in ti.static(range(4))]))
-                axis, angle = sm.normalize3(sm.quat2vel(q, 1.0))
-                dist = ti.max(m.jnt_f[j, JNT_RANGE], m.jnt_f[j, JNT_RANGE + 1]) - angle
+                nside = 1
+            elif jt != 0:
+                nside = 2
+            for s in range(nside):
+                side = 2.0 * s - 1.0
+                axis = sm.zero3()
+                dist = 0.0
+                if jt == JNT_BALL:
+                    q = sm.normalize4(ti.Vector([d.qpos[b, adr + k] for k in ti.static(range(4))]))
+                    ax, angle = sm.normalize3(sm.quat2vel(q, 1.0))
+                    axis = ax
+                    dist = ti.max(m.jnt_f[j, JNT_RANGE], m.jnt_f[j, JNT_RANGE + 1]) - angle
+                else:
+                    dist = side * (m.jnt_f[j, JNT_RANGE + s] - d.qpos[b, adr])
                 if dist < margin:
                     zero_rows(m, d, b, r, 1)
-                    nonzero = False
-                    for k in ti.static(range(3)):
-                        d.efc_J[b, r, dof + k] = -axis[k]
-                        if axis[k] != 0.0:
-                            nonzero = True
+                    nonzero = True
+                    if jt == JNT_BALL:
+                        nonzero = False
+                        for k in ti.static(range(3)):
+                            d.efc_J[b, r, dof + k] = -axis[k]
+                            if axis[k] != 0.0:
+                                nonzero = True
+                    else:
+                        d.efc_J[b, r, dof] = -side
                     if nonzero:  # MuJoCo drops a non-contact row whose Jacobian is all zeros
                         set_row(d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a)
-                        ref = check_solref(m, ref, 0.02, 1.0)
-                        solimp = check_solimp(solimp)
-                        imp, _ = impedance(solimp, dist, margin)
-                        set_impedance(d, b, r, imp, ref, solimp[1], False)
-                        r += 1
-            elif jt != 0:  # hinge or slide (a free joint has no limit)
-                value = d.qpos[b, adr]
-                for s in range(2):  # lower, then upper: a loop, not unrolled (compiled code size)
-                    side = 2.0 * s - 1.0
-                    dist = side * (m.jnt_f[j, JNT_RANGE + s] - value)
-                    if dist < margin:
-                        _scalar_row(m, d, b, r, CNSTR_LIMIT_JOINT, j, dof, -side, dist, margin, 0.0, diag_a, ref,
-                                    solimp)
+                        sol = check_solimp(solimp)
+                        imp, _ = impedance(sol, dist, margin)
+                        set_impedance(d, b, r, imp, check_solref(m, ref, 0.02, 1.0), sol[1], False)
                         r += 1
     return r
 
