@@ -23,9 +23,9 @@ Modules, one concern each:
 * `linesearch`: the exact line search;
 * `newton`: the Hessian, its factor, the cone updates and the incremental updates;
 * `cg`: the Hager-Zhang conjugate direction;
-* `primal`: the iterations of Newton and CG on one island;
+* `primal`: the iterations of Newton and CG on one island, and the warmstart (its first passes' code);
 * `noslip`: the noslip pass and its small QCQPs;
-* `solve`: the warmstart and the entry points;
+* `solve`: the entry points;
 * `variant`: the compile-time mask of solver parts (plain Python).
 """
 

@@ -22,19 +22,18 @@ from rigidsim.engine.layout import (
     EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_JV, EFC_MU, EFC_QUAD, EFC_R, EFC_TYPE, MINVAL,
     OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SV_MA, SV_MV, SV_SEARCH,
 )
-from rigidsim.engine.solver.linalg import dots, jdot, mul_m, row
+from rigidsim.engine.solver.linalg import dots, row
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 # what the point being evaluated is for
 _P0, _P1, _ONESIDED, _P1NEXT, _MID, _UPD1, _UPD2 = 0, 1, 2, 3, 4, 5, 6
+# the rows of search's point table
+_S_P0, _S_P1, _S_P2, _S_P1NEXT, _S_P2NEXT, _S_MID = 0, 1, 2, 3, 4, 5
 
 
 @ti.func
 def prepare(d: ti.template(), b, nvi, nrow, variant: ti.template()):
-    """Jv = J v (EFC_JV) and the rows' quadratics for the direction v in solver_v[:, SV_SEARCH]."""
-    for c in range(nrow):
-        r = row(d, b, c)
-        d.efc[b, r, EFC_JV] = jdot(d, b, r, nvi, d.solver_v, SV_SEARCH)
+    """The rows' quadratics for the direction v in solver_v[:, SV_SEARCH], from Jv in EFC_JV (the caller's)."""
     c = 0
     while c < nrow:
         r = row(d, b, c)
@@ -254,51 +253,21 @@ def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
 
 
 @ti.func
-def _bracket_one(p, flag, cand):
-    """One candidate of updateBracket: it replaces p when both slopes have one sign and the candidate's is
-    nearer zero (flag 1 for negative slopes, 2 for positive); returns (p, flag)."""
-    q = p
-    fl = flag
-    if q[2] < 0.0 and cand[2] < 0.0 and q[2] < cand[2]:
-        q = cand
-        fl = 1
-    elif q[2] > 0.0 and cand[2] > 0.0 and q[2] > cand[2]:
-        q = cand
-        fl = 2
-    return q, fl
-
-
-@ti.func
-def _bracket(p, c0, c1, c2):
-    """updateBracket without its evaluation: the candidates c0, c1, c2 in turn; returns (p, 0 when no
-    candidate replaced it)."""
-    q, flag = _bracket_one(p, 0, c0)
-    q, flag = _bracket_one(q, flag, c1)
-    q, flag = _bracket_one(q, flag, c2)
-    return q, flag
-
-
-@ti.func
-def _best(best, bestcost, k, cand, gtol):
-    """Keep candidate k when its slope is within gtol and its cost is the lowest so far (or it is the first)."""
-    bk = best
-    bc = bestcost
-    if ti.abs(cand[2]) < gtol and (bk == -1 or cand[1] < bc):
-        bc = cand[1]
-        bk = k
-    return bk, bc
+def _copy(pts: ti.template(), dst, src):
+    """Row src of the local point table copied into row dst, in place (runtime rows: one small copy)."""
+    for e in ti.static(range(4)):
+        pts[dst, e] = pts[src, e]
 
 
 @ti.func
 def search(m: ti.template(), d: ti.template(), b, nvi, nrow, scale, variant: ti.template()):
     """The step along solver_v[:, SV_SEARCH] that minimizes the cost (within the gradient tolerance);
     returns (alpha, improvement = cost(0) - cost(alpha)). alpha = 0 when the direction is below mjMINVAL
-    or no point improved. Leaves Mv and (unless alpha = 0 for a small direction) Jv of the direction in SV_MV
-    and EFC_JV."""
+    or no point improved. The caller gives Mv and Jv of the direction in SV_MV and EFC_JV (primal computes
+    them with its own M and J products: one compiled copy of each)."""
     tol = m.opt_f[OPT_TOLERANCE] * m.opt_f[OPT_LS_TOLERANCE]
     lsmax = m.opt_i[OPT_LS_ITERATIONS]
-    # Mv, then |v|^2 and the Gauss quadratic's coefficients (v'Ma - qfrc_smooth'v, v'Mv / 2) in one pass
-    mul_m(m, d, b, nvi, d.solver_v, SV_SEARCH, d.solver_v, SV_MV)
+    # |v|^2 and the Gauss quadratic's coefficients (v'Ma - qfrc_smooth'v, v'Mv / 2) in one pass
     sums = dots(d, b, nvi, (
         (d.solver_v, SV_SEARCH, d.solver_v, SV_SEARCH), (d.solver_v, SV_SEARCH, d.solver_v, SV_MA),
         (d.dof, QFRC_SMOOTH, d.solver_v, SV_SEARCH), (d.solver_v, SV_SEARCH, d.solver_v, SV_MV)))
@@ -310,112 +279,117 @@ def search(m: ti.template(), d: ti.template(), b, nvi, nrow, scale, variant: ti.
         g1 = sums[1] - sums[2]
         g2 = 0.5 * sums[3]
         prepare(d, b, nvi, nrow, variant)
-        zero = ti.Vector([0.0, 0.0, 0.0, 0.0])
-        p0 = zero
-        p1 = zero
-        p2 = zero
-        p1next = zero
-        p2next = zero
-        pmid = zero
+        # the points (alpha, cost, slope, curvature), one row each: p0, p1, p2, p1next, p2next, pmid (rows
+        # indexed at run time: each copy and Newton step is compiled once, not once per named point)
+        pts = ti.Matrix.zero(float, 6, 4)
         b2 = 0
         direction = 1.0
         lsiter = 0
         stage = _P0
+        slot = _S_P0  # the row the next evaluation goes to
         at = 0.0
         done = False
         while not done:
             pt = evaluate(d, b, nrow, at, g1, g2, variant)
             lsiter += 1
+            for e in ti.static(range(4)):
+                pts[slot, e] = pt[e]
             walk = False  # p1 is new and did not converge: one more one-sided step, or start the bracket
             bracket = False  # go to the head of the bracketing loop
+            take = -1  # the row of the accepted point
+            frm = -1  # the row whose Newton point is evaluated next (-1 with stage _MID: the midpoint)
             if stage == _P0:
-                p0 = pt
                 stage = _P1
-                at = p0[0] - p0[2] / p0[3]
+                slot = _S_P1
+                frm = _S_P0
             elif stage == _P1:
-                p1 = pt
-                if ti.abs(p1[2]) < gtol and (p1[0] == 0.0 or p1[1] < 0.0):
-                    alpha = p1[0]
-                    improvement = -p1[1]
-                    done = True
+                if ti.abs(pts[_S_P1, 2]) < gtol and (pts[_S_P1, 0] == 0.0 or pts[_S_P1, 1] < 0.0):
+                    take = _S_P1
                 else:
-                    direction = 1.0 if p1[2] < 0.0 else -1.0
-                    p2 = p0
+                    direction = 1.0 if pts[_S_P1, 2] < 0.0 else -1.0
+                    _copy(pts, _S_P2, _S_P0)
                     walk = True
             elif stage == _ONESIDED:
-                p1 = pt
-                if ti.abs(p1[2]) < gtol and p1[1] < 0.0:
-                    alpha = p1[0]
-                    improvement = -p1[1]
-                    done = True
+                if ti.abs(pts[_S_P1, 2]) < gtol and pts[_S_P1, 1] < 0.0:
+                    take = _S_P1
                 else:
                     walk = True
-            elif stage == _P1NEXT:
-                p1next = pt
-                bracket = True
             elif stage == _MID:
-                pmid = pt
-                best, bestcost = _best(-1, 0.0, 0, p1next, gtol)
-                best, bestcost = _best(best, bestcost, 1, p2next, gtol)
-                best, bestcost = _best(best, bestcost, 2, pmid, gtol)
-                if best >= 0:
-                    pick = pmid
-                    if best == 0:
-                        pick = p1next
-                    elif best == 1:
-                        pick = p2next
-                    alpha = pick[0]
-                    improvement = -pick[1]
-                    done = True
-                else:
-                    p1, b1 = _bracket(p1, p1next, p2next, pmid)
-                    p2, b2 = _bracket(p2, p1next, p2next, pmid)
+                # the first of p1next, p2next, pmid whose slope is within gtol, or a later one that costs less
+                bestcost = 0.0
+                for cand in range(_S_P1NEXT, _S_MID + 1):
+                    if ti.abs(pts[cand, 2]) < gtol and (take == -1 or pts[cand, 1] < bestcost):
+                        bestcost = pts[cand, 1]
+                        take = cand
+                if take < 0:
+                    # updateBracket of p1, then of p2, with the candidates p1next, p2next, pmid in turn: a
+                    # candidate replaces the end when both slopes have one sign and its is nearer zero
+                    b1 = 0
+                    for end in range(_S_P1, _S_P2 + 1):
+                        flag = 0
+                        for cand in range(_S_P1NEXT, _S_MID + 1):
+                            qs = pts[end, 2]
+                            cs = pts[cand, 2]
+                            fl = 0
+                            if qs < 0.0 and cs < 0.0 and qs < cs:
+                                fl = 1
+                            elif qs > 0.0 and cs > 0.0 and qs > cs:
+                                fl = 2
+                            if fl != 0:
+                                _copy(pts, end, cand)
+                                flag = fl
+                        if end == _S_P1:
+                            b1 = flag
+                        else:
+                            b2 = flag
                     if b1 == 0 and b2 == 0:
                         # no bracket can shrink: numerical accuracy reached, take the midpoint
-                        alpha = pmid[0]
-                        improvement = -pmid[1]
-                        done = True
+                        take = _S_MID
                     elif b1 != 0:
                         stage = _UPD1
-                        at = p1[0] - p1[2] / p1[3]
+                        slot = _S_P1NEXT
+                        frm = _S_P1
                     else:
                         stage = _UPD2
-                        at = p2[0] - p2[2] / p2[3]
-            elif stage == _UPD1:
-                p1next = pt
-                if b2 != 0:
-                    stage = _UPD2
-                    at = p2[0] - p2[2] / p2[3]
-                else:
-                    bracket = True
-            else:  # _UPD2
-                p2next = pt
+                        slot = _S_P2NEXT
+                        frm = _S_P2
+            elif stage == _UPD1 and b2 != 0:
+                stage = _UPD2
+                slot = _S_P2NEXT
+                frm = _S_P2
+            else:  # _P1NEXT, _UPD1 without a p2 update, _UPD2
                 bracket = True
             if walk:
-                if p1[2] * direction <= -gtol and lsiter < lsmax:
-                    p2 = p1
+                if pts[_S_P1, 2] * direction <= -gtol and lsiter < lsmax:
+                    _copy(pts, _S_P2, _S_P1)
                     stage = _ONESIDED
-                    at = p1[0] - p1[2] / p1[3]
+                    slot = _S_P1
+                    frm = _S_P1
                 elif lsiter >= lsmax:
-                    # could not bracket
-                    alpha = p1[0]
-                    improvement = -p1[1]
-                    done = True
+                    take = _S_P1  # could not bracket
                 else:
-                    p2next = p1
+                    _copy(pts, _S_P2NEXT, _S_P1)
                     stage = _P1NEXT
-                    at = p1[0] - p1[2] / p1[3]
+                    slot = _S_P1NEXT
+                    frm = _S_P1
             if bracket:
                 if lsiter < lsmax:
                     stage = _MID
-                    at = 0.5 * (p1[0] + p2[0])
+                    slot = _S_MID
                 else:
                     # out of evaluations: the better bracket end if it improves, else no step
-                    if p1[1] <= p2[1] and p1[1] < 0.0:
-                        alpha = p1[0]
-                        improvement = -p1[1]
-                    elif p2[1] <= p1[1] and p2[1] < 0.0:
-                        alpha = p2[0]
-                        improvement = -p2[1]
+                    if pts[_S_P1, 1] <= pts[_S_P2, 1] and pts[_S_P1, 1] < 0.0:
+                        take = _S_P1
+                    elif pts[_S_P2, 1] <= pts[_S_P1, 1] and pts[_S_P2, 1] < 0.0:
+                        take = _S_P2
                     done = True
+            if take >= 0:
+                alpha = pts[take, 0]
+                improvement = -pts[take, 1]
+                done = True
+            elif not done:
+                if frm >= 0:
+                    at = pts[frm, 0] - pts[frm, 2] / pts[frm, 3]
+                else:
+                    at = 0.5 * (pts[_S_P1, 0] + pts[_S_P2, 0])
     return alpha, improvement

@@ -15,9 +15,9 @@ stops when the scaled improvement is positive and below the tolerance, the scale
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS,
-    OPT_MEANINERTIA, OPT_TOLERANCE, QFRC_CONSTRAINT, QFRC_SMOOTH, QM, SEI_OLDSTATE, SV_GRAD, SV_GRADOLD, SV_MA,
-    SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SZ_NV,
+    DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
+    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, QM, SEI_OLDSTATE, SEI_STATE, SV_GRAD, SV_GRADOLD,
+    SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
 from rigidsim.engine.solver.linalg import chol_solve, dof, dots, jdot, mul_m, row, solve_ld
@@ -28,25 +28,29 @@ from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON
 
 # the passes of `primal`'s loop: the starting point, Newton's first factor at it, an iteration
 _START, _FACTOR, _ITER = 0, 1, 2
+# the warmstart's passes (`warm`): the cost at qacc_warmstart, then at qacc_smooth
+_WARM, _SMOOTH = 3, 4
 
 
 @ti.func
-def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton, variant: ti.template()):
+def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton, warm, variant: ti.template()):
     """Solve the island whose lists `island.lists` wrote (nvi dofs, nrow rows) from the current qacc, with
     Newton (newton != 0) or CG; writes qacc, efc_force, efc_state and qfrc_constraint of the island.
     Returns (iterations, 1 when a termination test stopped it, 0 when it ran out of iterations).
 
     One loop: its first pass evaluates the starting point (the certificate), Newton's second factors the
-    Hessian there (its decrement), every later pass is an iteration; each stage is compiled once."""
+    Hessian there (its decrement), every later pass is an iteration; each stage is compiled once.
+
+    With `warm` (the lists of every dof and row) it is the warmstart instead: qacc = qacc_warmstart when its
+    total cost is not above qacc_smooth's, else qacc_smooth; dofs in no island (per_island) take qacc_smooth.
+    Its two passes evaluate the costs with the iterations' M and J products and constraint update (one
+    compiled copy of each); like MuJoCo's, it leaves every row's force and state at qacc_smooth, and the
+    states also in SEI_STATE. Returns (0, 0) then."""
     tol = m.opt_f[OPT_TOLERANCE]
     maxiter = m.opt_i[OPT_ITERATIONS]
     for k in range(nvi):
         i = dof(d, b, k)
-        d.solver_v[b, i, SV_QACC] = d.qacc[b, i]
-    mul_m(m, d, b, nvi, d.solver_v, SV_QACC, d.solver_v, SV_MA)
-    for c in range(nrow):
-        r = row(d, b, c)
-        d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.solver_v, SV_QACC) - d.efc[b, r, EFC_AREF]
+        d.solver_v[b, i, SV_QACC] = ti.select(warm, d.dof[b, i, QACC_WARMSTART], d.qacc[b, i])
     scale = 0.0
     if per_island:
         inertia = 0.0
@@ -57,11 +61,25 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
         scale = 1.0 / (m.opt_f[OPT_MEANINERTIA] * ti.max(1, m.opt_i[SZ_NV]))
     it = 0
     converged = 0
-    phase = _START
+    phase = _WARM if warm else _START
+    cost_warm = 0.0
+    cost_smooth = 0.0
     done = False
     small_grad = False
     ls_improvement = 0.0
     while not done:
+        if phase != _FACTOR:
+            # M and J times qacc (the start: Ma and jar = J qacc - aref) or times the search direction (an
+            # iteration: Mv and Jv for the line search): one compiled copy of each product
+            start = phase != _ITER  # at a point (the warmstart's two, the start), not along the direction
+            src = SV_QACC if start else SV_SEARCH
+            if phase != _SMOOTH:  # (the warmstart's cost at qacc_smooth needs no Ma)
+                mul_m(m, d, b, nvi, d.solver_v, src, d.solver_v, SV_MA if start else SV_MV)
+            dst = EFC_JAREF if start else EFC_JV
+            for c in range(nrow):
+                r = row(d, b, c)
+                aref = ti.select(start, d.efc[b, r, EFC_AREF], 0.0)  # v - 0.0 == v: Jv unchanged
+                d.efc[b, r, dst] = jdot(d, b, r, nvi, d.solver_v, src) - aref
         if phase == _ITER:
             alpha, ls_improvement = search(m, d, b, nvi, nrow, scale, variant)
             if alpha == 0.0:
@@ -80,7 +98,22 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                     d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JAREF] + d.efc[b, r, EFC_JV] * alpha
                     d.solver_efc_i[b, r, SEI_OLDSTATE] = d.efc_i[b, r, EFC_STATE]
         if not done and phase != _FACTOR:
-            _cost, _gauss, _ncone = primal_update(d, b, nvi, nrow, variant)
+            cost, _ncone = primal_update(d, b, nvi, nrow, phase < _WARM, variant)
+            if phase == _WARM:
+                # the total cost at qacc_warmstart (MuJoCo's order: the Gauss terms added to the constraints')
+                cost_warm = cost
+                for k in range(nvi):
+                    i = dof(d, b, k)
+                    cost_warm += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
+                        d.solver_v[b, i, SV_QACC] - d.dof[b, i, QACC_SMOOTH])
+                    d.solver_v[b, i, SV_QACC] = d.dof[b, i, QACC_SMOOTH]
+            elif phase == _SMOOTH:
+                cost_smooth = cost
+                for c in range(nrow):
+                    r = row(d, b, c)
+                    d.solver_efc_i[b, r, SEI_STATE] = d.efc_i[b, r, EFC_STATE]
+                done = True
+        if not done and phase < _WARM and phase != _FACTOR:
             for k in range(nvi):
                 i = dof(d, b, k)
                 d.solver_v[b, i, SV_GRAD] = (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) - d.dof[
@@ -92,14 +125,14 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                     d.solver_v[b, i, SV_MGRAD] = d.solver_v[b, i, SV_GRAD]
                 solve_ld(m, d, b, nvi, d.solver_v, SV_MGRAD)
         if ti.static(variant & NEWTON):
-            if newton != 0 and not done and phase != _START:
+            if newton != 0 and not done and (phase == _FACTOR or phase == _ITER):
                 update_factor(m, d, b, nvi, nrow, phase == _FACTOR, variant)
                 if ti.static(variant & ELLIPTIC):
                     # solver_Hcone: the factor with the active cones (a copy of solver_H when none are)
                     chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
                 else:
                     chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
-        if not done:
+        if not done and phase < _WARM:
             # grad'M^-1 grad (at the start) or Newton's grad'H^-1 grad, and |grad|^2, in one pass
             sums = dots(d, b, nvi, ((d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD),
                                     (d.solver_v, SV_GRAD, d.solver_v, SV_GRAD)))
@@ -119,7 +152,7 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 done = (improvement > 0.0 and improvement < tol) or gradient < tol or (
                     newton != 0 and half_mgrad < tol)
             converged = 1 if done else 0
-        if not done and not (phase == _START and newton != 0):
+        if not done and phase < _WARM and not (phase == _START and newton != 0):
             if newton != 0 or phase == _START:
                 for k in range(nvi):
                     i = dof(d, b, k)
@@ -128,8 +161,20 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 hz_direction(d, b, nvi)
             if it >= maxiter:
                 done = True
-        phase = _FACTOR if phase == _START and newton != 0 else _ITER
-    for k in range(nvi):
-        i = dof(d, b, k)
-        d.qacc[b, i] = d.solver_v[b, i, SV_QACC]
+        if phase == _WARM:
+            phase = _SMOOTH
+        else:
+            phase = _FACTOR if phase == _START and newton != 0 else _ITER
+    if warm:
+        smooth = cost_warm > cost_smooth
+        for k in range(nvi):
+            i = dof(d, b, k)
+            if smooth or (per_island and d.solver_vi[b, i, SVI_ISLAND] < 0):
+                d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+            else:
+                d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
+    else:
+        for k in range(nvi):
+            i = dof(d, b, k)
+            d.qacc[b, i] = d.solver_v[b, i, SV_QACC]
     return it, converged

@@ -23,59 +23,14 @@ as in MuJoCo.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    CNSTRSTATE_SATISFIED, CONE_ELLIPTIC, DSBL_WARMSTART, EFC_AREF, EFC_FORCE, EFC_JAREF, EFC_STATE, EFCN_CONVERGED,
-    EFCN_NEFC, EFCN_NITER, OPT_CONE, OPT_DISABLEFLAGS, OPT_NOSLIP_ITERATIONS, OPT_SOLVER, QACC_SMOOTH,
-    QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, SEI_STATE, SN_NISLAND, SOLVER_CG, SOLVER_NEWTON, SV_MA,
-    SVI_ISLAND, SVI_NITER, SZ_NV,
+    CNSTRSTATE_SATISFIED, CONE_ELLIPTIC, DSBL_WARMSTART, EFC_FORCE, EFC_STATE, EFCN_CONVERGED, EFCN_NEFC,
+    EFCN_NITER, OPT_CONE, OPT_DISABLEFLAGS, OPT_NOSLIP_ITERATIONS, OPT_SOLVER, QACC_SMOOTH, QFRC_CONSTRAINT,
+    SEI_STATE, SN_NISLAND, SOLVER_CG, SOLVER_NEWTON, SVI_NITER, SZ_NV,
 )
 from rigidsim.engine.solver.island import find_islands, lists
-from rigidsim.engine.solver.linalg import jdot, mul_m, passes
 from rigidsim.engine.solver.noslip import noslip
 from rigidsim.engine.solver.primal import primal
-from rigidsim.engine.solver.update import constraint_update
 from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON, NOSLIP
-
-
-@ti.func
-def warmstart(m: ti.template(), d: ti.template(), b, nvi, nrow, nisland, variant: ti.template()):
-    """qacc = qacc_warmstart when its total cost is not above qacc_smooth's, else qacc_smooth; dofs in no
-    island take qacc_smooth. With warmstart disabled, qacc = qacc_smooth and efc_force = 0. The constraint
-    update it runs leaves every row's force and state at qacc_smooth (MuJoCo's does too). nvi, nrow: the
-    lists of every dof and row (`lists(m, d, b, -1)`)."""
-    nv = m.opt_i[SZ_NV]
-    nefc = d.efc_n[b, EFCN_NEFC]
-    if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
-        for i in range(nv):
-            d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
-        cost_warm = 0.0
-        cost_smooth = 0.0
-        for k in range(passes(m, 2)):  # 0: at qacc_warmstart, 1: at qacc_smooth
-            col = QACC_WARMSTART if k == 0 else QACC_SMOOTH
-            for r in range(nefc):
-                d.efc[b, r, EFC_JAREF] = jdot(d, b, r, nvi, d.dof, col) - d.efc[b, r, EFC_AREF]
-            cost, _ncone = constraint_update(d, b, nrow, variant)
-            if k == 0:
-                cost_warm = cost
-                mul_m(m, d, b, nvi, d.dof, QACC_WARMSTART, d.solver_v, SV_MA)
-                for i in range(nv):
-                    cost_warm += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
-                        d.dof[b, i, QACC_WARMSTART] - d.dof[b, i, QACC_SMOOTH])
-            else:
-                cost_smooth = cost
-                for r in range(nefc):
-                    d.solver_efc_i[b, r, SEI_STATE] = d.efc_i[b, r, EFC_STATE]
-        if cost_warm > cost_smooth:
-            for i in range(nv):
-                d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
-        if nisland > 0:
-            for i in range(nv):
-                if d.solver_vi[b, i, SVI_ISLAND] < 0:
-                    d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
-    else:
-        for i in range(nv):
-            d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
-        for r in range(nefc):
-            d.efc[b, r, EFC_FORCE] = 0.0
 
 
 @ti.func
@@ -129,14 +84,19 @@ def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
             k = kk - 1
             island = k if nisland > 0 else -1
             nvi, nrow = lists(m, d, b, island)
-            if k < 0:
-                warmstart(m, d, b, nvi, nrow, nisland, variant)
+            if k < 0 and (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) != 0:
+                for i in range(nv):
+                    d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+                for r in range(nefc):
+                    d.efc[b, r, EFC_FORCE] = 0.0
             else:
-                it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, variant)
-                d.solver_vi[b, k, SVI_NITER] = it
-                niter += it
-                if conv == 0:
-                    converged = 0
+                # the warmstart (k < 0: `primal`'s warm passes, sharing its code) or island k's solve
+                it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, k < 0, variant)
+                if k >= 0:
+                    d.solver_vi[b, k, SVI_NITER] = it
+                    niter += it
+                    if conv == 0:
+                        converged = 0
         if nisland > 0 and (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) == 0:
             # MuJoCo 4 solves islands on copies of the rows and copies back their forces, not their states:
             # efc_state keeps the warmstart's classification at qacc_smooth. Report that; keep the solver's own.

@@ -23,10 +23,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine.layout import (
     CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG, CNSTRSTATE_LINEARPOS, CNSTRSTATE_QUADRATIC, CNSTRSTATE_SATISFIED, EFC_D, EFC_DIM,
-    EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_MU, EFC_R, EFC_STATE, EFC_TYPE, QACC_SMOOTH,
-    QFRC_CONSTRAINT, QFRC_SMOOTH, SV_MA, SV_QACC,
+    EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_MU, EFC_R, EFC_STATE, EFC_TYPE, QFRC_CONSTRAINT,
 )
-from rigidsim.engine.solver.linalg import dof, mul_jt, row, vec_dot
+from rigidsim.engine.solver.linalg import mul_jt, row, vec_dot
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 
@@ -146,15 +145,10 @@ def cone_hessian(d: ti.template(), b, r, dim):
 
 
 @ti.func
-def primal_update(d: ti.template(), b, nvi, nrow, variant: ti.template()):
-    """The primal solver's update at the qacc in solver_v[:, SV_QACC] (EFC_JAREF and SV_MA = M qacc given):
-    states and forces, qfrc_constraint = J' force, and the Gauss cost (Ma - qfrc_smooth)'(qacc - qacc_smooth)
-    / 2. Returns (total cost, Gauss cost, rows in the CONE state)."""
+def primal_update(d: ti.template(), b, nvi, nrow, jt, variant: ti.template()):
+    """The primal solver's update at the qacc in solver_v[:, SV_QACC] (EFC_JAREF given): states and forces
+    and, when jt != 0, qfrc_constraint = J' force. Returns (constraint cost, rows in the CONE state)."""
     cost, ncone = constraint_update(d, b, nrow, variant)
-    mul_jt(d, b, nvi, nrow, d.dof, QFRC_CONSTRAINT)
-    gauss = 0.0
-    for k in range(nvi):
-        i = dof(d, b, k)
-        gauss += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
-            d.solver_v[b, i, SV_QACC] - d.dof[b, i, QACC_SMOOTH])
-    return cost + gauss, gauss, ncone
+    if jt != 0:
+        mul_jt(d, b, nvi, nrow, d.dof, QFRC_CONSTRAINT)
+    return cost, ncone
