@@ -163,3 +163,43 @@ def test_stack_of_five_boxes_stands():
         q = f["qpos"][0].reshape(5, 7)[:, :3]
         assert np.abs(q - settled).max() < 1e-3
         assert np.abs(q[:, :2] - q0[:, :2]).max() < 1e-6
+
+
+COUPLED = """<mujoco><option timestep="0.001"/>
+<worldbody>
+  <body name="thumb"><joint name="thumb" type="hinge" axis="0 -1 0" damping=".5"/>
+    <geom type="capsule" fromto="0 0 0 .04 0 0" size=".007" density="500"/></body>
+  <body name="finger" pos="0 .1 0"><joint name="finger" type="hinge" axis="0 -1 0" damping=".5"/>
+    <geom type="capsule" fromto="0 0 0 .04 0 0" size=".007" density="500"/></body>
+</worldbody>
+<tendon><fixed name="coupling"><joint joint="thumb" coef="-.5"/><joint joint="finger" coef=".5"/></fixed></tendon>
+<equality><tendon tendon1="coupling" solimp="0.95 0.99 0.001" solref=".005 .5"/></equality>
+</mujoco>"""
+
+
+def test_approximate_implicitfast_solves_with_the_damped_matrix():
+    """Genesis's approximate_implicitfast solves qacc_smooth with qH = qM - h qDeriv; the constraint solve must
+    use that matrix too (its Gauss term, Hessian and scale), else the damping acts explicitly whenever a row
+    exists (two light damped fingers coupled by a tendon equality blew up in 20 steps). Two identical fingers
+    in the same state satisfy the coupling exactly, so the solve must return qacc_smooth = qH^-1 qfrc_smooth
+    (from MuJoCo's qM and qfrc_smooth), the coupling row with no force."""
+    from rigidsim.engine import layout as L
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = mujoco.MjModel.from_xml_string(COUPLED)
+    model = model_from_mujoco(mjm)
+    model.opt.integrator = L.INT_APPROX_IMPLICITFAST
+    sim = Simulator(model, 1, kinematics_only=True, stage=test_stage())
+    d = mujoco.MjData(mjm)
+    h = mjm.opt.timestep
+    for q, v in ((0.3, -2.0), (-1.1, 4.0), (2.0, 0.0)):
+        d.qpos[:], d.qvel[:] = q, v
+        mujoco.mj_forward(mjm, d)
+        full = np.zeros((mjm.nv, mjm.nv))
+        mujoco.mj_fullM(mjm, d, full)
+        expect = np.linalg.solve(full + h * np.diag(mjm.dof_damping), d.qfrc_smooth)
+        sim.reset(qpos=d.qpos.copy(), qvel=d.qvel.copy())
+        sim.forward()
+        rows = sim.constraints(0)
+        assert rows["nefc"] == 1 and rows["efc_force"][0] == 0.0
+        np.testing.assert_allclose(sim.get("qacc")[0], expect, rtol=1e-12, atol=1e-12)

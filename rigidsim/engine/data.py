@@ -363,6 +363,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
     opt_i[L.SZ_NCONMAX] = sizes["nconmax"]
     opt_i[L.SZ_NEQ] = model.neq
+    opt_i[L.OPT_SOLVER_M] = L.QH if integrator_of(model) == L.INT_APPROX_IMPLICITFAST else L.QM
     assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:  # as make_data allocates

@@ -155,9 +155,12 @@ OPT_CCDITER = 18  # opt.ccd_iterations: GJK/EPA's iteration limit (the convex co
 OPT_CONE, OPT_SOLVER, OPT_ITERATIONS, OPT_LS_ITERATIONS, OPT_NOSLIP_ITERATIONS, SZ_NEFCMAX = 19, 20, 21, 22, 23, 24
 SZ_NCONMAX = 25  # contact rows per env (max_contacts): the collider's capacity inside a step
 SZ_NEQ = 26  # equality constraints (rows of eq_f, eq_i, eq_active)
+# the column of d.M whose matrix the constraint solver's Gauss term uses: QM (qM), or QH under
+# approximate_implicitfast, whose qacc_smooth and factor are of qM - h qDeriv
+OPT_SOLVER_M = 27
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 27
+OPT_STRIDES = 28
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19

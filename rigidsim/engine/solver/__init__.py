@@ -11,7 +11,8 @@ compile-time mask `variant.ALL` or `variant.variant_of(model)` of what to compil
   from the forces.
 
 They read the constraint rows (efc_J, efc, efc_i, efc_n; the contacts' geoms in contact_i for the islands),
-qM (column QM of d.M) with its factor (QLD, QLDIAGINV), qacc_smooth, qfrc_smooth and qacc_warmstart, and
+qM (column QM of d.M; under approximate_implicitfast qH = qM - h qDeriv, column QH: `layout.OPT_SOLVER_M`) with its
+factor (QLD, QLDIAGINV), qacc_smooth, qfrc_smooth and qacc_warmstart, and
 write qacc, efc_force, efc_state, qfrc_constraint and efc_n's EFCN_NITER / EFCN_CONVERGED.
 
 Modules, one concern each:

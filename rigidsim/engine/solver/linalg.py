@@ -15,7 +15,7 @@ mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rou
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, QM, SEI_LIST, SVI_LIST, SZ_NV,
+    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M, SEI_LIST, SVI_LIST, SZ_NV,
 )
 
 
@@ -170,7 +170,7 @@ def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: t
     lb = list_base(d, b)
     xb = base(x, b, cx)
     rb = base(res, b, cres)
-    mb = base(d.M, b, QM)
+    mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     for k in range(n):
         i = vi[lb + k * NSOLVI]
         adr = m.dof_i[i, DOF_MADR]

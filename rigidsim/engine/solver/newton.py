@@ -14,7 +14,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
-    NSOLVI, QM, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
+    NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
 from rigidsim.engine.solver.linalg import base, chol_factor, chol_update, dof, list_base, row, small_chol
 from rigidsim.engine.solver.update import cone_hessian
@@ -51,7 +51,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                     hi = hb + i * ns
                     for k in range(i + 1):
                         ha[hi + k] = ha[hi + k] + ja[jr + vi[lb + k * NSOLVI]] * scl
-    mb = base(d.M, b, QM)
+    mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
         di = vi[lb + i * NSOLVI]

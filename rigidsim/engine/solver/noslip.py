@@ -24,7 +24,7 @@ from rigidsim.engine.layout import (
     CNSTRSTATE_CONE, CNSTRSTATE_LINEARNEG, CNSTRSTATE_LINEARPOS, CNSTRSTATE_QUADRATIC, CNSTRSTATE_SATISFIED,
     EFC_AREF, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_MU, EFC_QUAD, EFC_R, EFC_STATE, EFC_TYPE,
     DOF_MADR, EFCN_NITER, MINVAL, OPT_MEANINERTIA, OPT_NOSLIP_ITERATIONS, OPT_NOSLIP_TOLERANCE, QACC_SMOOTH,
-    QFRC_CONSTRAINT, QM, SN_NISLAND, SV_GRAD, SV_LTJ, SV_UPD, SVI_NITER, SZ_NV,
+    QFRC_CONSTRAINT, OPT_SOLVER_M, SN_NISLAND, SV_GRAD, SV_LTJ, SV_UPD, SVI_NITER, SZ_NV,
 )
 from rigidsim.engine.solver.island import lists
 from rigidsim.engine.solver.variant import ELLIPTIC
@@ -411,7 +411,7 @@ def noslip(m: ti.template(), d: ti.template(), b, variant: ti.template()):
         if nisland > 0:
             inertia = 0.0
             for q in range(nvi):
-                inertia += d.M[b, m.dof_i[dof(d, b, q), DOF_MADR], QM]
+                inertia += d.M[b, m.dof_i[dof(d, b, q), DOF_MADR], m.opt_i[OPT_SOLVER_M]]
             scale = 1.0 / inertia
         for c in range(nrow):
             r = row(d, b, c)

@@ -16,7 +16,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
-    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, QM, SEI_OLDSTATE, SEI_STATE, SV_GRAD, SV_GRADOLD,
+    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_OLDSTATE, SEI_STATE, SV_GRAD, SV_GRADOLD,
     SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
@@ -55,7 +55,7 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     if per_island:
         inertia = 0.0
         for k in range(nvi):
-            inertia += d.M[b, m.dof_i[dof(d, b, k), DOF_MADR], QM]
+            inertia += d.M[b, m.dof_i[dof(d, b, k), DOF_MADR], m.opt_i[OPT_SOLVER_M]]
         scale = 1.0 / inertia
     else:
         scale = 1.0 / (m.opt_f[OPT_MEANINERTIA] * ti.max(1, m.opt_i[SZ_NV]))

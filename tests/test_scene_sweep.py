@@ -1,0 +1,89 @@
+"""Every scene runs through the real command line (RIGIDSIM_SWEEP=1 only): each scene of ../shared/models
+(dm_control/common/* are include-only files) and of the repo's scenes/, 1000 steps, B = 8, with the default
+options and with MuJoCo compatibility (`--set enable_mujoco_compatibility=true`): exit 0, a complete file of
+1001 frames, and no NaN or Inf in any of its float datasets. Each scene compiles its own kernels (5-30 s
+cold), so the default suite does not run it."""
+
+from __future__ import annotations
+
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+from tests.cli_util import MODELS, ROOT, rigidsim
+
+pytestmark = pytest.mark.skipif(not os.environ.get("RIGIDSIM_SWEEP"), reason="RIGIDSIM_SWEEP=1 runs the sweep")
+
+NSTEP, NENV = 1000, 8
+MODES = {"default": (), "mujoco": ("--set", "enable_mujoco_compatibility=true")}
+
+# scene/mode pairs rigidsim refuses as not supported yet (an unbuilt feature), with the refusal
+_FLUID = ("not supported yet: fluid forces with the approximate_implicitfast integrator (the default options' "
+          "integrator), whose fluid velocity derivatives are not built")
+NOT_SUPPORTED = {f"dm_control/{n}.xml:default": _FLUID for n in ("fish", "fish_kick", "swimmer", "swimmer_kick")}
+# scene/mode pairs that fail for a known cause (the reason names it)
+XFAIL = {
+    "mujoco_warp/test_data/pendula.xml:default": (
+        "approximate_implicitfast (the default options' integrator) diverges on this scene (timestep 0.02, damped "
+        "and sprung joints, limits) even with disable_constraint=true (NaN at step 623), while euler and "
+        "implicitfast run the 1000 steps: the integrator, not the constraint solver; not diagnosed further"),
+}
+
+
+def _scenes():
+    out = []
+    if MODELS.exists():
+        out += [p for p in sorted(MODELS.rglob("*.xml")) if "common/" not in str(p.relative_to(MODELS))]
+    out += sorted(p for p in (ROOT / "scenes").iterdir() if p.suffix in (".xml", ".urdf"))
+    return out
+
+
+def _name(p):
+    return str(p.relative_to(MODELS)) if MODELS in p.parents else "scenes/" + p.name
+
+
+def _params():
+    out = []
+    for p in _scenes():
+        for mode in MODES:
+            key = f"{_name(p)}:{mode}"
+            marks = []
+            if key in NOT_SUPPORTED:
+                marks.append(pytest.mark.skip(reason=NOT_SUPPORTED[key]))
+            elif key in XFAIL:
+                marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[key]))
+            out.append(pytest.param(p, mode, id=key, marks=marks))
+    return out
+
+
+def _bad_floats(f):
+    """Names of the float datasets of the file that hold a NaN or an Inf."""
+    bad = []
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f" and obj.size:
+            if not np.isfinite(obj[()]).all():
+                bad.append(name)
+
+    f.visititems(visit)
+    return bad
+
+
+@pytest.mark.parametrize("path,mode", _params())
+def test_scene_runs(path, mode, tmp_path):
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", path, "--steps", NSTEP, "--envs", NENV, "--out", out, "--quiet", *MODES[mode],
+                 timeout=1800)
+    text = p.stdout + p.stderr
+    line = f"{_name(path)} [{mode}]: exit {p.returncode}" + (f": {text.strip()[-300:]}" if p.returncode else "")
+    report = os.environ.get("RIGIDSIM_SWEEP_REPORT")
+    if report:
+        with open(report, "a") as fh:
+            fh.write(line.replace("\n", " | ") + "\n")
+    assert p.returncode == 0, text
+    with h5py.File(out, "r") as f:
+        assert bool(f.attrs["complete"])
+        assert f["qpos"].shape[:2] == (NSTEP + 1, NENV), f["qpos"].shape
+        assert not _bad_floats(f)
