@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import model_from_mujoco, mujoco, test_stage
+from tests.mjref import compat_sim, mujoco
 from tests.test_constraint_rows import FLOATS, _check_scene, _mujoco_rows, _states
 
 EQ, FRI_TENDON, LIM_TENDON = 0, 2, 4  # mjCNSTR_EQUALITY, mjCNSTR_FRICTION_TENDON, mjCNSTR_LIMIT_TENDON
@@ -140,13 +140,8 @@ def test_equality_disabled():
 def test_eq_active_per_env(xml, off):
     """eq_active starts as eq_active0 and is per env: env 1 with some equalities switched off has the rows of
     MuJoCo with the same eq_active, env 0 keeps them all."""
-    from rigidsim import options as opts
-    from rigidsim.engine.simulator import Simulator
-
     mjm = mujoco.MjModel.from_xml_string(xml)
-    model = model_from_mujoco(mjm)
-    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    sim = Simulator(model, 2, kinematics_only=True, pair_options=r, stage=test_stage())
+    sim = compat_sim(mjm, 2)
     for qpos, qvel in _states(mjm, 3, 25):
         sim.reset(qpos=qpos, qvel=qvel)
         np.testing.assert_array_equal(sim.get("eq_active"), np.broadcast_to(mjm.eq_active0, (2, mjm.neq)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import model_from_mujoco, mujoco, test_stage
+from tests.mjref import compat_sim, mujoco
 
 FLOATS = ("pos", "margin", "frictionloss", "diagA", "R", "D", "vel", "aref")
 
@@ -75,13 +75,8 @@ def _assert_same_rows(got, ref):
 
 
 def _check_scene(xml, nstates=6, every=25, qvel_scale=1.0, need=("contact",)):
-    from rigidsim import options as opts
-    from rigidsim.engine.simulator import Simulator
-
     mjm = mujoco.MjModel.from_xml_string(xml)
-    model = model_from_mujoco(mjm)
-    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    sim = Simulator(model, 1, kinematics_only=True, pair_options=r, stage=test_stage())
+    sim = compat_sim(mjm)
     seen = set()
     for qpos, qvel in _states(mjm, nstates, every, qvel_scale=qvel_scale):
         ref = _mujoco_rows(mjm, qpos, qvel)
@@ -154,12 +149,7 @@ def test_model_rows(rel):
 
 
 def _check_model(mjm, nstates=4, every=30):
-    from rigidsim import options as opts
-    from rigidsim.engine.simulator import Simulator
-
-    model = model_from_mujoco(mjm)
-    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    sim = Simulator(model, 1, kinematics_only=True, pair_options=r, stage=test_stage())
+    sim = compat_sim(mjm)
     for qpos, qvel in _states(mjm, nstates, every, qvel_scale=0.5):
         ref = _mujoco_rows(mjm, qpos, qvel)
         sim.reset(qpos=qpos, qvel=qvel)

@@ -11,17 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import model_from_mujoco, mujoco, test_stage
+from tests.mjref import compat_sim, model_from_mujoco, mujoco, test_stage
 from tests.test_constraint_rows import BOX, JOINTS, _states
 
 
 def _sim(mjm, n_envs=1):
-    from rigidsim import options as opts
-    from rigidsim.engine.simulator import Simulator
-
-    model = model_from_mujoco(mjm)
-    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    return Simulator(model, n_envs, kinematics_only=True, pair_options=r, stage=test_stage())
+    return compat_sim(mjm, n_envs)
 
 
 def _forward_parity(mjm, states, rtol=1e-6):

@@ -123,14 +123,9 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
 
 
 @ti.func
-def _frame_dot(frame, row: ti.template(), v):
-    return frame[3 * row] * v[0] + frame[3 * row + 1] * v[1] + frame[3 * row + 2] * v[2]
-
-
-@ti.func
 def _frame_comp(d: ti.template(), b, c, k, jp, jr):
     """Component k (0..5) of contact c's Jacobian difference in its frame: frame row k % 3 times the
-    translational difference jp (k < 3) or the rotational jr, summed as `_frame_dot` sums."""
+    translational difference jp (k < 3) or the rotational jr."""
     v = jp
     if k >= 3:
         v = jr
@@ -163,7 +158,6 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             b1 = m.geom_i[d.contact_i[b, c, CON_GEOM1], FRAME_BODYID]
             b2 = m.geom_i[d.contact_i[b, c, CON_GEOM2], FRAME_BODYID]
             pos = sm.getv(d.contact, b, c, CON_POS, 3)
-            frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
             off1 = pos - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
             off2 = pos - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
             # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof
@@ -175,7 +169,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                 # frame row k % 3 times the translational (k < 3) or rotational difference: a loop, not
                 # unrolled (compiled code size)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
-                    t0 = _frame_dot(frame, 0, jp)
+                    t0 = _frame_comp(d, b, c, 0, jp, jr)
                     for k in range(1, dim):
                         tk = _frame_comp(d, b, c, k, jp, jr)
                         fk = m.pair_f[p, PAIR_FRICTION + k - 1]
