@@ -31,7 +31,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
-from rigidsim.engine.constraint.rows import dot_dofs, jac_dif_step, set_impedance, set_r, set_row, zero_rows
+from rigidsim.engine.constraint.rows import (
+    dot_dofs, jac_dif_step, set_impedance, set_r, set_row, soft_row, zero_rows,
+)
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
     BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
@@ -48,14 +50,10 @@ from rigidsim.engine.layout import (
 @ti.func
 def _scalar_row(m: ti.template(), d: ti.template(), b, r, typ, id, dof, jval, pos, margin, frictionloss, diag_a,
                 ref, solimp):
-    """A row whose Jacobian is jval at one dof (friction loss, hinge and slide limits)."""
+    """A row whose Jacobian is jval at one dof (a dof's friction loss)."""
     zero_rows(m, d, b, r, 1)
     d.efc_J[b, r, dof] = jval
-    set_row(d, b, r, typ, id, pos, margin, frictionloss, diag_a)
-    ref = check_solref(m, ref, 0.02, 1.0)
-    solimp = check_solimp(solimp)
-    imp, _ = impedance(solimp, pos, margin)
-    set_impedance(d, b, r, imp, ref, solimp[1], typ == CNSTR_FRICTION_DOF)
+    soft_row(m, d, b, r, typ, id, pos, margin, frictionloss, diag_a, ref, solimp, typ == CNSTR_FRICTION_DOF)
 
 
 @ti.func
@@ -114,10 +112,7 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
                     else:
                         d.efc_J[b, r, dof] = -side
                     if nonzero:  # MuJoCo drops a non-contact row whose Jacobian is all zeros
-                        set_row(d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a)
-                        sol = check_solimp(solimp)
-                        imp, _ = impedance(sol, dist, margin)
-                        set_impedance(d, b, r, imp, check_solref(m, ref, 0.02, 1.0), sol[1], False)
+                        soft_row(m, d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a, ref, solimp, False)
                         r += 1
     return r
 
