@@ -112,9 +112,13 @@ def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model
     sizes = D.array_sizes(model)
     sizes["nefcmax"] = max(sizes["nefcmax"], max(s["nefc"] for s in snaps))
     sizes["nconmax"] = max(sizes["nconmax"], max(s["ncon"] for s in snaps))
+    # every row stored whole (MuJoCo's dense rows): nv entries of room each
+    sizes.update(nefcwide=sizes["nefcmax"], efcw=max(model.nv, 1), njsize=max(1, sizes["nefcmax"] * model.nv))
     mp = D.put_model(model, fdtype)
     opt_i = mp["opt_i"]
     opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
+    opt_i[L.SZ_NEFCWIDE] = sizes["nefcwide"]
+    opt_i[L.SZ_EFCW] = sizes["efcw"]
     for name, rows, cols, *_ in L.DATA_ARRAYS:
         if rows is not None:
             opt_i[L.STR[name]] = D._size(sizes, rows) * D._size(sizes, cols)
@@ -131,7 +135,7 @@ def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model
         dd["efc_n"][b, [L.EFCN_NE, L.EFCN_NF, L.EFCN_NL, L.EFCN_NEFC]] = [s["ne"], s["nf"], s["nl"], n]
         if not n:
             continue
-        dd["efc_J"][b, :n, :nv] = s["J"]
+        dd["efc_J"][b, :n * nv] = np.asarray(s["J"]).reshape(-1)
         e = dd["efc"][b]
         for col, k in ((L.EFC_D, "efc_D"), (L.EFC_R, "efc_R"), (L.EFC_AREF, "efc_aref"),
                        (L.EFC_FRICTIONLOSS, "efc_frictionloss"), (L.EFC_DIAGA, "efc_diagA"), (L.EFC_POS, "efc_pos"),
@@ -143,6 +147,7 @@ def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model
         ei = dd["efc_i"][b]
         ei[:n, L.EFC_TYPE] = s["efc_type"]
         ei[:n, L.EFC_ID] = s["efc_id"]
+        ei[:n, L.EFC_JADR] = np.arange(n) * nv  # EFC_SPAN zeros: whole rows
         for c in range(s["ncon"]):
             dd["contact_i"][b, c, L.CON_GEOM1:L.CON_GEOM2 + 1] = s["con_geom"][c]
             dd["contact_i"][b, c, L.CON_EFCADR] = s["con_efcadr"][c]

@@ -132,9 +132,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
                       (L.BODY_DOFNUM, "body_dofnum"), (L.BODY_DOFADR, "body_dofadr"),
                       (L.BODY_MOCAPID, "body_mocapid"), (L.BODY_SAMEFRAME, "body_sameframe")):
         body_i[:nbody, col] = getattr(model, name)
-    weld = np.asarray(model.body_weldid, np.int64)
-    welddofs = np.asarray(model.body_dofnum, np.int64)[weld]
-    body_i[:nbody, L.BODY_LASTDOF] = np.where(welddofs > 0, np.asarray(model.body_dofadr, np.int64)[weld] + welddofs - 1, -1)
+    body_i[:nbody, L.BODY_LASTDOF], body_i[:nbody, L.BODY_TREEDOF] = body_chains(model)
 
     jnt_f = np.zeros((_rows(njnt), L.NJNT_F), f)
     jnt_f[:njnt, L.JNT_POS:L.JNT_POS + 3] = model.jnt_pos
@@ -361,6 +359,8 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         opt.cone, opt.solver, opt.iterations, opt.ls_iterations, opt.noslip_iterations]
     sizes = array_sizes(model, pair_options, tab)
     opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
+    opt_i[L.SZ_NEFCWIDE] = sizes["nefcwide"]
+    opt_i[L.SZ_EFCW] = sizes["efcw"]
     opt_i[L.SZ_NCONMAX] = sizes["nconmax"]
     opt_i[L.SZ_NEQ] = model.neq
     opt_i[L.OPT_SOLVER_M] = L.QH if integrator_of(model) == L.INT_APPROX_IMPLICITFAST else L.QM
@@ -476,8 +476,55 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) 
 
         npoly = int(np.max(model.mesh_polyvertnum)) if "mesh_multi" in set(tab["collider"]) and model.nmeshpoly else 0
         nccdf, nccdi = scratch_size(model.opt.ccd_iterations, npoly)  # npoly: the multi-contact clips mesh polygons
-    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi,
-                nefcmax=efc_rows(model, nconmax, max((int(x) for x in tab["dim"]), default=1)))
+    nefcmax = efc_rows(model, nconmax, max((int(x) for x in tab["dim"]), default=1))
+    nefcwide = efc_rows(model, 0, 1)  # room for every non-contact row
+    efcw = min(contact_row_width(model, tab["geom"]), max(model.nv, 1))
+    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax,
+                nefcwide=nefcwide, efcw=efcw, njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
+
+
+def body_chains(model: M.Model) -> Tuple[np.ndarray, np.ndarray]:
+    """Per body, the last dof that moves it (of its weld root) and the first dof of that dof's kinematic tree
+    (-1, -1 for a body fixed to the world): its Jacobian's nonzeros lie between the two."""
+    weld = np.asarray(model.body_weldid, np.int64)
+    welddofs = np.asarray(model.body_dofnum, np.int64)[weld]
+    last = np.where(welddofs > 0, np.asarray(model.body_dofadr, np.int64)[weld] + welddofs - 1, -1)
+    parent = np.asarray(model.dof_parentid, np.int64)
+    top = np.arange(model.nv)
+    for i in range(model.nv):  # dofs ascend down each tree: a dof's parent has its top already
+        if parent[i] >= 0:
+            top[i] = top[parent[i]]
+    first = np.where(last >= 0, top[np.maximum(last, 0)] if model.nv else -1, -1)
+    return last, first
+
+
+def contact_row_width(model: M.Model, geom_pairs: np.ndarray) -> int:
+    """The most efc_J entries a contact row of these geom pairs stores: its two bodies' spans as
+    `constraint.rows.chain_span` makes them (one range when the trees coincide; 1 when both are fixed)."""
+    if len(geom_pairs) == 0:
+        return 1
+    last, first = body_chains(model)
+    body = np.asarray(model.geom_bodyid, np.int64)[np.asarray(geom_pairs, np.int64)]
+    lo, hi = first[body], last[body] + 1  # [npair, 2]
+    same = (lo[:, 0] == lo[:, 1]) & (lo[:, 0] >= 0)
+    width = np.where(lo >= 0, hi - lo, 0)
+    merged = np.maximum(hi[:, 0], hi[:, 1]) - lo[:, 0]
+    return int(max(1, np.max(np.where(same, merged, width.sum(axis=1)))))
+
+
+def dense_efc_J(J: np.ndarray, efc_i: np.ndarray, nefc: int, nv: int) -> np.ndarray:
+    """One env's efc_J as MuJoCo's dense [nefc, nv] matrix, from its stored entries J (that env's row of the
+    efc_J array) and its rows' EFC_SPAN and EFC_JADR (layout.EFC_JADR)."""
+    out = np.zeros((nefc, nv), J.dtype)
+    for r in range(nefc):
+        lo1, hi1, lo2, hi2 = (int(x) for x in efc_i[r, L.EFC_SPAN:L.EFC_SPAN + 4])
+        adr = int(efc_i[r, L.EFC_JADR])
+        if hi1 <= lo1:
+            out[r] = J[adr:adr + nv]
+        else:
+            out[r, lo1:hi1] = J[adr:adr + hi1 - lo1]
+            out[r, lo2:hi2] = J[adr + hi1 - lo1:adr + hi1 - lo1 + hi2 - lo2]
+    return out
 
 
 def efc_rows(model: M.Model, nconmax: int, maxdim: int) -> int:
@@ -538,6 +585,7 @@ def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]
         out[name] = np.zeros(shape, np.int32 if L.DATA_KIND[name] == "i" else fdtype)
     out["eq_active"][:, :model.neq] = np.asarray(model.eq_active0, np.int32)
     return out
+
 
 
 # name -> (data array, first column or None for a plain array, width, size name, trailing shape)

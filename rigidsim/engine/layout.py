@@ -22,7 +22,8 @@ NBODY_F = 21
 BODY_PARENTID, BODY_ROOTID, BODY_JNTNUM, BODY_JNTADR = 0, 1, 2, 3
 BODY_DOFNUM, BODY_DOFADR, BODY_MOCAPID, BODY_SAMEFRAME = 4, 5, 6, 7
 BODY_LASTDOF = 8  # the last dof that moves the body (of its weld root, body_weldid), -1 for none: Jacobians' start
-NBODY_I = 9
+BODY_TREEDOF = 9  # the first dof of that dof's kinematic tree (-1 for none): the body's Jacobian lies in between
+NBODY_I = 10
 
 # ----------------------------------------------------------------------------- model: joints
 JNT_POS, JNT_AXIS, JNT_STIFFNESS, JNT_ACTFRCRANGE = 0, 3, 6, 7
@@ -158,9 +159,12 @@ SZ_NEQ = 26  # equality constraints (rows of eq_f, eq_i, eq_active)
 # the column of d.M whose matrix the constraint solver's Gauss term uses: QM (qM), or QH under
 # approximate_implicitfast, whose qacc_smooth and factor are of qM - h qDeriv
 OPT_SOLVER_M = 27
+# efc_J's storage per env: SZ_NEFCWIDE rows of nv columns (room for every non-contact row), then rows of
+# SZ_EFCW columns (the widest contact row's spans); a row's entries are stored compactly, span after span
+SZ_NEFCWIDE, SZ_EFCW = 28, 29
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 28
+OPT_STRIDES = 30
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
@@ -210,8 +214,8 @@ CON_EFCADR = 3  # the contact's first constraint row (-1: no rows, e.g. in the g
 NDCON_I = 4
 
 # ----------------------------------------------------------------------------- data: constraint rows [B, nefcmax, NDEFC]
-# MuJoCo's efc_* of env b, rows in its order (equality, friction loss, limits, contacts); efc_J [B, nefcmax, nv]
-# dense. EFC_MU: a contact's regularized friction con.mu (on every row of the contact); EFC_FRICTION: the
+# MuJoCo's efc_* of env b, rows in its order (equality, friction loss, limits, contacts); efc_J [B, njsize]:
+# each row's stored entries (EFC_SPAN, EFC_JADR; `data.dense_efc_J` unpacks them). EFC_MU: a contact's regularized friction con.mu (on every row of the contact); EFC_FRICTION: the
 # friction coefficient of the row's tangent direction (pyramidal rows k: friction[k // 2]; elliptic row j >= 1:
 # friction[j - 1]; 0 otherwise). EFC_JAREF, EFC_JV, EFC_QUAD: the solver's per-row scratch.
 EFC_POS, EFC_MARGIN, EFC_FRICTIONLOSS, EFC_DIAGA, EFC_R, EFC_D, EFC_AREF, EFC_VEL = 0, 1, 2, 3, 4, 5, 6, 7
@@ -219,9 +223,14 @@ EFC_FORCE, EFC_JAREF, EFC_MU, EFC_FRICTION, EFC_K, EFC_B, EFC_IMP = 8, 9, 10, 11
 EFC_JV, EFC_QUAD = 15, 16  # EFC_QUAD: 3 floats
 NDEFC = 19
 # ints: MuJoCo's efc_type (CNSTR_*), efc_id (the equality, dof, joint, tendon or contact), efc_state
-# (CNSTRSTATE_*); EFC_DIM: the contact's condim (0 for other rows); EFC_BLOCK: the row's index within its contact
-EFC_TYPE, EFC_ID, EFC_STATE, EFC_DIM, EFC_BLOCK = 0, 1, 2, 3, 4
-NDEFC_I = 5
+# (CNSTRSTATE_*); EFC_DIM: the contact's condim (0 for other rows); EFC_BLOCK: the row's index within its contact.
+# EFC_SPAN: 4 ints lo1, hi1, lo2, hi2, the dof ranges [lo1, hi1) and [lo2, hi2) (ascending, disjoint) outside
+# which the row's Jacobian is zero and not stored (a contact's or a weld's: its two bodies' dof chains lie in
+# their trees' ranges); hi1 <= lo1 (all zeros) means the whole row [0, nv). EFC_JADR: where the row starts in
+# env b's efc_J: its span entries follow, span after span (dof i of span 1 at JADR + i - lo1, of span 2 at
+# JADR + hi1 - lo1 + i - lo2; of a whole row at JADR + i). The solver walks only the spans.
+EFC_TYPE, EFC_ID, EFC_STATE, EFC_DIM, EFC_BLOCK, EFC_SPAN, EFC_JADR = 0, 1, 2, 3, 4, 5, 9
+NDEFC_I = 10
 # per env [B, NEFC_N]: row counts (ne, nf, nl, nefc) and the solver's outcome (iterations, 1 when it converged)
 EFCN_NE, EFCN_NF, EFCN_NL, EFCN_NEFC, EFCN_NITER, EFCN_CONVERGED = 0, 1, 2, 3, 4, 5
 NEFC_N = 6
@@ -328,7 +337,7 @@ DATA_ARRAYS = (
     ("nbroad", None, 1, "i"),
     ("sap_f", "ngeom", 2), ("sap_i", "ngeom", 1, "i"), ("pair_hit", "npair", 1, "i"),
     ("ccd_f", "nccdf", 1), ("ccd_i", "nccdi", 1, "i"),  # the convex collider's scratch (GJK simplex, EPA polytope)
-    ("efc_J", "nefcmax", "nv"), ("efc", "nefcmax", NDEFC), ("efc_i", "nefcmax", NDEFC_I, "i"),
+    ("efc_J", "njsize", 1), ("efc", "nefcmax", NDEFC), ("efc_i", "nefcmax", NDEFC_I, "i"),
     ("efc_n", NEFC_N, 1, "i"),
     ("eq_active", "neq", 1, "i"),  # MuJoCo's eq_active: 1 while equality e makes rows (from eq_active0)
     ("solver_v", "nv", NSOLV), ("solver_vi", "nv", NSOLVI, "i"), ("solver_efc_i", "nefcmax", NSOLEI, "i"),

@@ -225,7 +225,7 @@ class Simulator:
         nefc = int(n[L.EFCN_NEFC])
         f = h["efc"].reshape(self.n_envs, -1, L.NDEFC)[env, :nefc]
         i = h["efc_i"].reshape(self.n_envs, -1, L.NDEFC_I)[env, :nefc]
-        out = {"efc_J": h["efc_J"].reshape(self.n_envs, -1, max(self.model.nv, 1))[env, :nefc, :self.model.nv].copy(),
+        out = {"efc_J": D.dense_efc_J(h["efc_J"].reshape(self.n_envs, -1)[env], i, nefc, self.model.nv),
                "ne": int(n[L.EFCN_NE]), "nf": int(n[L.EFCN_NF]), "nl": int(n[L.EFCN_NL]), "nefc": nefc,
                "solver_niter": int(n[L.EFCN_NITER]), "converged": int(n[L.EFCN_CONVERGED])}
         for name in ("pos", "margin", "frictionloss", "diagA", "R", "D", "aref", "vel", "force", "mu", "friction"):

@@ -31,8 +31,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
+from rigidsim.engine.solver.linalg import jat
 from rigidsim.engine.constraint.rows import (
-    dot_dofs, jac_dif_step, set_impedance, set_r, set_row, soft_row, zero_rows,
+    chain_span, jac_dif_step, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
@@ -51,8 +52,8 @@ from rigidsim.engine.layout import (
 def _scalar_row(m: ti.template(), d: ti.template(), b, r, typ, id, dof, jval, pos, margin, frictionloss, diag_a,
                 ref, solimp):
     """A row whose Jacobian is jval at one dof (a dof's friction loss)."""
-    zero_rows(m, d, b, r, 1)
-    d.efc_J[b, r, dof] = jval
+    zero_span(m, d, b, r, 1, ti.Vector([dof, dof + 1, 0, 0]))
+    d.efc_J[b, jat(d, b, r, dof)] = jval
     soft_row(m, d, b, r, typ, id, pos, margin, frictionloss, diag_a, ref, solimp, typ == CNSTR_FRICTION_DOF)
 
 
@@ -101,16 +102,16 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
                 else:
                     dist = side * (m.jnt_f[j, JNT_RANGE + s] - d.qpos[b, adr])
                 if dist < margin:
-                    zero_rows(m, d, b, r, 1)
+                    zero_span(m, d, b, r, 1, ti.Vector([dof, dof + (3 if jt == JNT_BALL else 1), 0, 0]))
                     nonzero = True
                     if jt == JNT_BALL:
                         nonzero = False
                         for k in ti.static(range(3)):
-                            d.efc_J[b, r, dof + k] = -axis[k]
+                            d.efc_J[b, jat(d, b, r, dof + k)] = -axis[k]
                             if axis[k] != 0.0:
                                 nonzero = True
                     else:
-                        d.efc_J[b, r, dof] = -side
+                        d.efc_J[b, jat(d, b, r, dof)] = -side
                     if nonzero:  # MuJoCo drops a non-contact row whose Jacobian is all zeros
                         soft_row(m, d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a, ref, solimp, False)
                         r += 1
@@ -156,7 +157,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             off1 = pos - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
             off2 = pos - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
             # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof
-            zero_rows(m, d, b, r, nrow)
+            zero_span(m, d, b, r, nrow, chain_span(m, b1, b2))
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
             while da1 >= 0 or da2 >= 0:
@@ -168,11 +169,11 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                     for k in range(1, dim):
                         tk = _frame_comp(d, b, c, k, jp, jr)
                         fk = m.pair_f[p, PAIR_FRICTION + k - 1]
-                        d.efc_J[b, r + 2 * (k - 1), da] = t0 + fk * tk
-                        d.efc_J[b, r + 2 * (k - 1) + 1, da] = t0 + (-fk) * tk
+                        d.efc_J[b, jat(d, b, r + 2 * (k - 1), da)] = t0 + fk * tk
+                        d.efc_J[b, jat(d, b, r + 2 * (k - 1) + 1, da)] = t0 + (-fk) * tk
                 else:
                     for k in range(dim):
-                        d.efc_J[b, r + k, da] = _frame_comp(d, b, c, k, jp, jr)
+                        d.efc_J[b, jat(d, b, r + k, da)] = _frame_comp(d, b, c, k, jp, jr)
             # diagApprox: the bodies' translation and rotation weights
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
             rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]
@@ -290,7 +291,7 @@ def reference_constraint(m: ti.template(), d: ti.template(), b, rows: ti.templat
     weld rows' aref less their Jacobian's time derivative times qvel (`equality.jdotv`)."""
     nv = m.opt_i[SZ_NV]
     for r in range(d.efc_n[b, EFCN_NEFC]):
-        vel = dot_dofs(d.efc_J, r, d.qvel, b, nv)
+        vel = row_vel(d, b, r, nv)
         d.efc[b, r, EFC_VEL] = vel
         d.efc[b, r, EFC_AREF] = (-d.efc[b, r, EFC_B]) * vel - d.efc[b, r, EFC_K] * d.efc[b, r, EFC_IMP] * (
             d.efc[b, r, EFC_POS] - d.efc[b, r, EFC_MARGIN])

@@ -10,42 +10,80 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance, regularizer, stiffness_damping
 from rigidsim.engine import math as sm
+from rigidsim.engine.solver.linalg import base, row_span, span_dot
 from rigidsim.engine.layout import (
-    CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K,
-    EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_STATE, EFC_TYPE, SZ_NV,
+    BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K,
+    EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
 )
 
 
 @ti.func
-def dot_dofs(a: ti.template(), ra, x: ti.template(), b, n):
-    """sum_i a[b, ra, i] * x[b, i], i < n, summed in mju_dot's order."""
-    r0 = 0.0
-    r1 = 0.0
-    r2 = 0.0
-    r3 = 0.0
-    i = 0
-    while i + 4 <= n:
-        r0 += a[b, ra, i] * x[b, i]
-        r1 += a[b, ra, i + 1] * x[b, i + 1]
-        r2 += a[b, ra, i + 2] * x[b, i + 2]
-        r3 += a[b, ra, i + 3] * x[b, i + 3]
-        i += 4
-    res = (r0 + r2) + (r1 + r3)
-    left = n - i
-    if left == 3:
-        res += a[b, ra, i] * x[b, i] + a[b, ra, i + 1] * x[b, i + 1] + a[b, ra, i + 2] * x[b, i + 2]
-    elif left == 2:
-        res += a[b, ra, i] * x[b, i] + a[b, ra, i + 1] * x[b, i + 1]
-    elif left == 1:
-        res += a[b, ra, i] * x[b, i]
-    return res
+def row_vel(d: ti.template(), b, r, nv):
+    """efc_J row r times qvel over its spans, summed as mju_dot sums the whole row (`linalg.span_dot`)."""
+    p, o = row_span(d, b, r, nv, False)
+    return span_dot(d.efc_J.arr, o, d.qvel.arr, base(d.qvel, b, 0), 1, d.efc_J.arr, 0, nv, p, False)
 
 
 @ti.func
 def zero_rows(m: ti.template(), d: ti.template(), b, r, n):
+    """Clear rows r..r+n-1 of efc_J over every dof: rows stored whole (EFC_SPAN all zeros)."""
+    zero_span(m, d, b, r, n, ti.Vector([0, 0, 0, 0]))
+
+
+@ti.func
+def whole_span(m: ti.template(), d: ti.template(), b, r):
+    """Place row r stored whole (its writer then sets every dof)."""
+    zero_span(m, d, b, r, 1, ti.Vector([0, 0, 0, 0]))
+
+
+@ti.func
+def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
+    """Place rows r..r+n-1 in efc_J with `span` (lo1, hi1, lo2, hi2: layout.EFC_SPAN; hi1 <= lo1: every dof)
+    and clear their entries: the first SZ_NEFCWIDE rows of a env have nv entries of room, the
+    others SZ_EFCW (enough for any contact's spans); entries outside the spans are neither stored nor read."""
+    nv = m.opt_i[SZ_NV]
+    wide = m.opt_i[SZ_NEFCWIDE]
+    n_entry = span[1] - span[0] + span[3] - span[2]
+    if span[1] <= span[0]:
+        n_entry = nv
     for k in range(n):
-        for c in range(m.opt_i[SZ_NV]):
-            d.efc_J[b, r + k, c] = 0.0
+        rk = r + k
+        adr = rk * nv
+        if rk >= wide:
+            adr = wide * nv + (rk - wide) * m.opt_i[SZ_EFCW]
+        for q in ti.static(range(4)):
+            d.efc_i[b, rk, EFC_SPAN + q] = span[q]
+        d.efc_i[b, rk, EFC_JADR] = adr
+        for c in range(n_entry):
+            d.efc_J[b, adr + c] = 0.0
+
+
+@ti.func
+def chain_span(m: ti.template(), b1, b2):
+    """The span of a row whose Jacobian is a difference of two bodies' (mj_jacDifPair): each body's dof chain
+    lies between its tree's first dof and its last dof, one range when the trees coincide, ascending."""
+    lo1 = m.body_i[b1, BODY_TREEDOF]
+    hi1 = m.body_i[b1, BODY_LASTDOF] + 1
+    lo2 = m.body_i[b2, BODY_TREEDOF]
+    hi2 = m.body_i[b2, BODY_LASTDOF] + 1
+    if lo1 < 0 or (lo2 >= 0 and lo2 < lo1):  # order them: an empty one (a world-fixed body) second
+        t = lo1
+        lo1 = lo2
+        lo2 = t
+        t = hi1
+        hi1 = hi2
+        hi2 = t
+    if lo1 < 0:  # both fixed to the world: a zero row, one entry stored
+        hi1 = 1
+        lo1 = 0
+    if lo2 < 0:
+        lo2 = 0
+        hi2 = 0
+    elif lo2 == lo1:  # one tree
+        hi1 = ti.max(hi1, hi2)
+        lo2 = 0
+        hi2 = 0
+    return ti.Vector([lo1, hi1, lo2, hi2])
 
 
 @ti.func

@@ -14,7 +14,8 @@ dropped, as MuJoCo's mj_addConstraint drops it.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.constraint.rows import soft_row
+from rigidsim.engine.constraint.rows import soft_row, whole_span
+from rigidsim.engine.solver.linalg import jat
 from rigidsim.engine.layout import (
     CNSTR_FRICTION_TENDON, CNSTR_LIMIT_TENDON, SZ_NTENDON, SZ_NV, TEN_FRICTIONLOSS, TEN_INVWEIGHT0, TEN_LENGTH,
     TEN_LIMITED, TEN_MARGIN, TEN_RANGE, TEN_SOLIMP_FRI, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLREF_LIM,
@@ -25,9 +26,10 @@ from rigidsim.engine.layout import (
 def _copy_tendon_row(m: ti.template(), d: ti.template(), b, r, t, scale):
     """efc_J row r = scale * ten_J row t; whether any entry is nonzero."""
     nonzero = False
+    whole_span(m, d, b, r)
     for c in range(m.opt_i[SZ_NV]):
         v = d.ten_J[b, t, c] * scale
-        d.efc_J[b, r, c] = v
+        d.efc_J[b, jat(d, b, r, c)] = v
         if v != 0.0:
             nonzero = True
     return nonzero

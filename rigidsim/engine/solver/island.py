@@ -23,7 +23,7 @@ from rigidsim.engine.layout import (
     EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
     SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV,
 )
-from rigidsim.engine.solver.linalg import passes
+from rigidsim.engine.solver.linalg import jat, passes
 
 
 @ti.func
@@ -133,7 +133,7 @@ def find_islands(m: ti.template(), d: ti.template(), b):
                     go = t1 >= 0 or t2 >= 0
                     if generic:
                         go = False
-                        if d.efc_J[b, r, i] != 0.0:
+                        if d.efc_J[b, jat(d, b, r, i)] != 0.0:
                             t = d.solver_vi[b, i, SVI_TREE]
                             if t != prev:
                                 if first == -1:

@@ -15,7 +15,8 @@ mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rou
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M, SEI_LIST, SVI_LIST, SZ_NV,
+    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M, SEI_LIST,
+    SVI_LIST, SVI_POS, SZ_NV,
 )
 
 
@@ -36,6 +37,12 @@ def passes(m: ti.template(), n):
     """n (a small fixed number of passes of a loop), in a form LLVM cannot fold: a loop with a constant trip
     count this small is unrolled, one inlined copy of its body per pass, which the loop is there to avoid."""
     return ti.select(m.opt_i[SZ_NV] >= 0, n, 0)
+
+
+@ti.func
+def two(n):
+    """2 for n >= 0 (a row's two spans), in a form LLVM cannot fold (see `passes`)."""
+    return ti.select(n >= 0, 2, 0)
 
 
 @ti.func
@@ -91,39 +98,101 @@ def dots(d: ti.template(), b, n, pairs: ti.template()):
 
 
 @ti.func
-def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
-    """Row r of efc_J times the vector in column cy of y, over the island's n dofs (mju_dot's order)."""
-    vi = ti.static(d.solver_vi.arr)
-    ja = ti.static(d.efc_J.arr)
-    ya = ti.static(y.arr)
-    ys = ti.static(y.strides[1])
-    lb = list_base(d, b)
-    jb = base(d.efc_J, b, 0) + r * d.efc_J.strides[1]
-    yb = base(y, b, cy)
-    r0 = 0.0
-    r1 = 0.0
-    r2 = 0.0
-    r3 = 0.0
-    k = 0
-    while k + 4 <= n:
-        i0 = vi[lb + k * NSOLVI]
-        i1 = vi[lb + (k + 1) * NSOLVI]
-        i2 = vi[lb + (k + 2) * NSOLVI]
-        i3 = vi[lb + (k + 3) * NSOLVI]
-        r0 = r0 + ja[jb + i0] * ya[yb + i0 * ys]
-        r1 = r1 + ja[jb + i1] * ya[yb + i1 * ys]
-        r2 = r2 + ja[jb + i2] * ya[yb + i2 * ys]
-        r3 = r3 + ja[jb + i3] * ya[yb + i3 * ys]
-        k += 4
-    res = (r0 + r2) + (r1 + r3)
-    if k < n:
-        tail = 0.0
-        while k < n:
-            i = vi[lb + k * NSOLVI]
+def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n, p,
+             listed: ti.template()):
+    """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over positions k in span s, [p[0], p[1]) and [p[2], p[3]), of n, i_k the
+    k-th dof of the island's list (`listed`: vi[lb + k * NSOLVI]) or k itself, summed in mju_dot's order over all n
+    positions, the ones outside the spans being zeros: four partial sums by k % 4 below n - n % 4, then the
+    remainder left to right. Equal, bit for bit, to that dot over the whole row."""
+    n4 = n - n % 4
+    acc = ti.Vector.zero(float, 4)
+    tail = 0.0
+    for s in range(two(n)):
+        lo = ti.select(s == 0, p[0], p[2])
+        hi = ti.select(s == 0, p[1], p[3])
+        jb = ti.select(s == 0, o[0], o[1])
+        k = lo - lo % 4
+        top = ti.min(hi, n4)
+        while k < top:
+            for u in ti.static(range(4)):
+                kk = k + u
+                inside = (kk >= lo) & (kk < hi)
+                kk = ti.select(inside, kk, lo)  # a lane outside the span reads the span's first entry (unused)
+                i = kk
+                if ti.static(listed):
+                    i = vi[lb + kk * NSOLVI]
+                acc[u] = acc[u] + ti.select(inside, ja[jb + i] * ya[yb + i * ys], 0.0)
+            k += 4
+        k = ti.max(lo, n4)
+        while k < hi:
+            i = k
+            if ti.static(listed):
+                i = vi[lb + k * NSOLVI]
             tail = tail + ja[jb + i] * ya[yb + i * ys]
             k += 1
+    res = (acc[0] + acc[2]) + (acc[1] + acc[3])
+    if n4 < n:
         res = res + tail
     return res
+
+
+@ti.func
+def jat(d: ti.template(), b, r, i):
+    """Where entry [r, i] of env b's Jacobian is stored in efc_J[b, :] (i in the row's spans)."""
+    lo1 = d.efc_i[b, r, EFC_SPAN]
+    hi1 = d.efc_i[b, r, EFC_SPAN + 1]
+    col = i
+    if hi1 > lo1:
+        col = i - lo1
+        if i >= hi1:
+            col = hi1 - lo1 + i - d.efc_i[b, r, EFC_SPAN + 2]
+    return d.efc_i[b, r, EFC_JADR] + col
+
+
+@ti.func
+def row_span(d: ti.template(), b, r, n, listed: ti.template()):
+    """Row r's spans (layout.EFC_SPAN) as positions in the island's list of n dofs (`listed`) or in the dofs
+    (a whole row is [0, n)), and per span where its entries are stored: dof i of span s is the flat
+    efc_J.arr[o[s] + i]. Each span lies in trees of the row's island, so it is a run of that list."""
+    lo1 = d.efc_i[b, r, EFC_SPAN]
+    hi1 = d.efc_i[b, r, EFC_SPAN + 1]
+    lo2 = d.efc_i[b, r, EFC_SPAN + 2]
+    hi2 = d.efc_i[b, r, EFC_SPAN + 3]
+    res = ti.Vector([0, n, 0, 0])
+    adr = base(d.efc_J, b, 0) + d.efc_i[b, r, EFC_JADR]
+    o = ti.Vector([adr, adr])
+    if hi1 > lo1:
+        o = ti.Vector([adr - lo1, adr + hi1 - lo1 - lo2])
+        if ti.static(listed):
+            res[0] = d.solver_vi[b, lo1, SVI_POS]
+            res[1] = d.solver_vi[b, hi1 - 1, SVI_POS] + 1
+            if hi2 > lo2:
+                res[2] = d.solver_vi[b, lo2, SVI_POS]
+                res[3] = d.solver_vi[b, hi2 - 1, SVI_POS] + 1
+        else:
+            res = ti.Vector([lo1, hi1, lo2, hi2])
+    return res, o
+
+
+@ti.func
+def row_vector(d: ti.template(), b, r, n, col, scale):
+    """solver_v[:, col] = scale * efc_J row r over the island's n dofs (zero outside the row's spans)."""
+    for k in range(n):
+        d.solver_v[b, dof(d, b, k), col] = 0.0
+    p, o = row_span(d, b, r, n, True)
+    for s in range(two(n)):
+        js = ti.select(s == 0, o[0], o[1])
+        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+            i = dof(d, b, k)
+            d.solver_v[b, i, col] = d.efc_J.arr[js + i] * scale
+
+
+@ti.func
+def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
+    """Row r of efc_J times the vector in column cy of y, over the island's n dofs (mju_dot's order)."""
+    p, o = row_span(d, b, r, n, True)
+    return span_dot(d.efc_J.arr, o, y.arr, base(y, b, cy), ti.static(y.strides[1]), d.solver_vi.arr, list_base(d, b),
+                    n, p, True)
 
 
 @ti.func
@@ -220,26 +289,26 @@ def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
 @ti.func
 def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     """res[:, cres] = J' efc_force over the island's rows and dofs (mju_mulMatTVec: rows with zero force are
-    skipped)."""
+    skipped, and each row adds only its spans)."""
     vi = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
     ra = ti.static(res.arr)
     rs = ti.static(res.strides[1])
     lb = list_base(d, b)
     rb = base(res, b, cres)
-    jb = base(d.efc_J, b, 0)
-    js = d.efc_J.strides[1]
     for k in range(nvi):
         ra[rb + vi[lb + k * NSOLVI] * rs] = 0.0
     for c in range(nrow):
         r = row(d, b, c)
         f = d.efc[b, r, EFC_FORCE]
         if f != 0.0:
-            jr = jb + r * js
-            for k in range(nvi):
-                i = vi[lb + k * NSOLVI]
-                ri = rb + i * rs
-                ra[ri] = ra[ri] + ja[jr + i] * f
+            p, o = row_span(d, b, r, nvi, True)
+            for s in range(two(nvi)):
+                js = ti.select(s == 0, o[0], o[1])
+                for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                    i = vi[lb + k * NSOLVI]
+                    ri = rb + i * rs
+                    ra[ri] = ra[ri] + ja[js + i] * f
 
 
 # ----------------------------------------------------------------------------- dense Cholesky on the Hessian

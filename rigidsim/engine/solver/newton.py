@@ -16,7 +16,9 @@ from rigidsim.engine.layout import (
     CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
     NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
-from rigidsim.engine.solver.linalg import base, chol_factor, chol_update, dof, list_base, row, small_chol
+from rigidsim.engine.solver.linalg import (
+    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, two,
+)
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
 
@@ -30,10 +32,9 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     ja = ti.static(d.efc_J.arr)
     ma = ti.static(d.M.arr)
     ms = ti.static(d.M.strides[1])
-    ns = d.efc_J.strides[1]  # nv: the row stride of efc_J and solver_H
+    ns = d.solver_H.strides[1]  # nv: the row stride of solver_H
     lb = list_base(d, b)
     hb = base(d.solver_H, b, 0)
-    jb = base(d.efc_J, b, 0)
     for i in range(nvi):
         for k in range(i + 1):
             ha[hb + i * ns + k] = 0.0
@@ -43,14 +44,18 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
         if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
             dr = d.efc[b, r, EFC_D]
         if dr != 0.0:
-            jr = jb + r * ns
-            for i in range(nvi):
-                tmp = ja[jr + vi[lb + i * NSOLVI]]
-                if tmp != 0.0:
-                    scl = tmp * dr
-                    hi = hb + i * ns
-                    for k in range(i + 1):
-                        ha[hi + k] = ha[hi + k] + ja[jr + vi[lb + k * NSOLVI]] * scl
+            p, o = row_span(d, b, r, nvi, True)  # the row's nonzeros lie in its spans
+            for s in range(two(nvi)):
+                js = ti.select(s == 0, o[0], o[1])
+                for i in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                    tmp = ja[js + vi[lb + i * NSOLVI]]
+                    if tmp != 0.0:
+                        scl = tmp * dr
+                        hi = hb + i * ns
+                        for t in range(s + 1):  # the spans' columns up to i
+                            jt = ti.select(t == 0, o[0], o[1])
+                            for k in range(ti.select(t == 0, p[0], p[2]), ti.min(ti.select(t == 0, p[1], p[3]), i + 1)):
+                                ha[hi + k] = ha[hi + k] + ja[jt + vi[lb + k * NSOLVI]] * scl
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
@@ -81,11 +86,14 @@ def hessian_cone(d: ti.template(), b, nvi, nrow):
                 for k in range(nvi):
                     d.solver_v[b, dof(d, b, k), SV_LTJ + q] = 0.0
             for rr in range(dim):
+                p, o = row_span(d, b, r + rr, nvi, True)
                 for q in range(rr + 1):
                     scl = local[rr, q]
-                    for k in range(nvi):
-                        i = dof(d, b, k)
-                        d.solver_v[b, i, SV_LTJ + q] = d.solver_v[b, i, SV_LTJ + q] + d.efc_J[b, r + rr, i] * scl
+                    for s in range(two(nvi)):
+                        js = ti.select(s == 0, o[0], o[1])
+                        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                            i = dof(d, b, k)
+                            d.solver_v[b, i, SV_LTJ + q] = d.solver_v[b, i, SV_LTJ + q] + d.efc_J.arr[js + i] * scl
             for q in range(dim):
                 chol_update(d, d.solver_Hcone, b, nvi, SV_LTJ + q, 1)
         c += step
@@ -112,9 +120,7 @@ def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, full, varian
             plus = 0
         if plus != -1:
             sd = ti.sqrt(d.efc[b, r, EFC_D])
-            for k in range(nvi):
-                i = dof(d, b, k)
-                d.solver_v[b, i, SV_UPD] = d.efc_J[b, r, i] * sd
+            row_vector(d, b, r, nvi, SV_UPD, sd)
             if chol_update(d, d.solver_H, b, nvi, SV_UPD, plus) < nvi:
                 rebuild = True
         c += 1

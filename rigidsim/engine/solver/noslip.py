@@ -29,7 +29,7 @@ from rigidsim.engine.layout import (
 from rigidsim.engine.solver.island import lists
 from rigidsim.engine.solver.variant import ELLIPTIC
 from rigidsim.engine.solver.linalg import (
-    dof, jdot, mul_jt, row, small_chol, small_chol_solve, small_dot, solve_ld, vec_dot,
+    dof, jdot, mul_jt, row, row_vector, small_chol, small_chol_solve, small_dot, solve_ld, vec_dot,
 )
 
 _B, _ARINV = EFC_QUAD, EFC_QUAD + 1  # per-row scratch: b = J qacc_smooth - aref; 1 / A_ii of friction-loss rows
@@ -245,9 +245,7 @@ def dual_state(d: ti.template(), b, nrow, variant: ti.template()):
 @ti.func
 def _inv_a_row(m: ti.template(), d: ti.template(), b, nvi, r, col):
     """solver_v[:, col] = M^-1 J_r' on the island."""
-    for k in range(nvi):
-        i = dof(d, b, k)
-        d.solver_v[b, i, col] = d.efc_J[b, r, i]
+    row_vector(d, b, r, nvi, col, 1.0)
     solve_ld(m, d, b, nvi, d.solver_v, col)
 
 
