@@ -29,11 +29,12 @@ order, as MuJoCo's dense mj_mulMatVec sums them.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.solver.linalg import jat
+from rigidsim.engine.solver.linalg import jcol
 from rigidsim.engine.constraint.rows import (
     chain_span, jac_dif_step, set_row, set_soft, soft_params, soft_row, zero_rows, zero_span,
 )
 from rigidsim.engine.layout import (
+    EFC_JADR,
     BODY_LASTDOF, BODY_ROOTID, CDOF, CDOF_DOT, CNSTR_EQUALITY, CVEL, DOF_BODYID, DOF_JNTID, DOF_PARENTID, EFC_AREF,
     EFC_ID, EFCN_NE, EQ_BODY1, EQ_BODY2, EQ_DATA, EQ_INVWEIGHT, EQ_OBJ1ID, EQ_OBJ2ID, EQ_OBJTYPE, EQ_SOLIMP,
     EQ_SOLREF, EQ_TYPE, FRAME_QUAT, FXPOS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, QPOS0, SUBTREE_COM,
@@ -144,7 +145,8 @@ def _body_rows(m: ti.template(), d: ti.template(), b, r, e, weld):
         qe = sm.mul_quat(n, q)
         cpos = ti.Vector([dp[0], dp[1], dp[2], qe[1] * ts, qe[2] * ts, qe[3] * ts])
     # Jacobian: body 1's dof chain minus body 2's, merged from the highest dof down
-    zero_span(m, d, b, r, nrow, chain_span(m, b1, b2))
+    sp = chain_span(m, b1, b2)
+    zero_span(m, d, b, r, nrow, sp)
     nonzero = False
     off1 = p1 - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
     off2 = p2 - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
@@ -153,14 +155,14 @@ def _body_rows(m: ti.template(), d: ti.template(), b, r, e, weld):
     while da1 >= 0 or da2 >= 0:
         da, jp, jr, da1, da2 = jac_dif_step(m, d, b, da1, da2, off1, off2)
         for k in ti.static(range(3)):
-            d.efc_J[b, jat(d, b, r + k, da)] = jp[k]
+            d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + jcol(sp, da)] = jp[k]
             if jp[k] != 0.0:
                 nonzero = True
         if weld:
             qc = sm.mul_quat(_mul_quat_axis(n, jr), q)
             for k in ti.static(range(3)):
                 v = 0.5 * qc[k + 1] * ts
-                d.efc_J[b, jat(d, b, r + 3 + k, da)] = v
+                d.efc_J[b, d.efc_i[b, r + 3 + k, EFC_JADR] + jcol(sp, da)] = v
                 if v != 0.0:
                     nonzero = True
     if nonzero:
@@ -200,11 +202,12 @@ def _scalar_row(m: ti.template(), d: ti.template(), b, r, e, tendon):
     o1 = m.eq_i[e, EQ_OBJ1ID]
     o2 = m.eq_i[e, EQ_OBJ2ID]
     zero_rows(m, d, b, r, 1)
+    adr = d.efc_i[b, r, EFC_JADR]  # a whole row: dof c at adr + c
     if tendon:
         for c in range(nv):
-            d.efc_J[b, jat(d, b, r, c)] = d.ten_J[b, o1, c]
+            d.efc_J[b, adr + c] = d.ten_J[b, o1, c]
     else:
-        d.efc_J[b, jat(d, b, r, m.jnt_i[o1, JNT_DOFADR])] = 1.0
+        d.efc_J[b, adr + m.jnt_i[o1, JNT_DOFADR]] = 1.0
     pos1, ref1 = _scalar_value(m, d, b, o1, tendon)
     data0 = m.eq_f[e, EQ_DATA]
     cpos = pos1 - ref1 - data0
@@ -219,13 +222,13 @@ def _scalar_row(m: ti.template(), d: ti.template(), b, r, e, tendon):
         deriv = c1 + 2 * c2 * dif + 3 * c3 * dif * dif + 4 * c4 * dif * dif * dif
         if tendon:
             for c in range(nv):
-                d.efc_J[b, jat(d, b, r, c)] = d.efc_J[b, jat(d, b, r, c)] + d.ten_J[b, o2, c] * (-deriv)
+                d.efc_J[b, adr + c] = d.efc_J[b, adr + c] + d.ten_J[b, o2, c] * (-deriv)
         else:
             dof2 = m.jnt_i[o2, JNT_DOFADR]
-            d.efc_J[b, jat(d, b, r, dof2)] = d.efc_J[b, jat(d, b, r, dof2)] + (-deriv)
+            d.efc_J[b, adr + dof2] = d.efc_J[b, adr + dof2] + (-deriv)
     nonzero = False
     for c in range(nv):
-        if d.efc_J[b, jat(d, b, r, c)] != 0.0:
+        if d.efc_J[b, adr + c] != 0.0:
             nonzero = True
     if nonzero:
         soft_row(m, d, b, r, CNSTR_EQUALITY, e, cpos, 0.0, 0.0, m.eq_f[e, EQ_INVWEIGHT],

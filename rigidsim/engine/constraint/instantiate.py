@@ -31,12 +31,13 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
-from rigidsim.engine.solver.linalg import jat
+from rigidsim.engine.solver.linalg import jcol
 from rigidsim.engine.constraint.rows import (
     chain_span, jac_dif_step, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
+    EFC_JADR,
     BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1,
     CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_SOLIMP,
@@ -53,7 +54,7 @@ def _scalar_row(m: ti.template(), d: ti.template(), b, r, typ, id, dof, jval, po
                 ref, solimp):
     """A row whose Jacobian is jval at one dof (a dof's friction loss)."""
     zero_span(m, d, b, r, 1, ti.Vector([dof, dof + 1, 0, 0]))
-    d.efc_J[b, jat(d, b, r, dof)] = jval
+    d.efc_J[b, d.efc_i[b, r, EFC_JADR]] = jval  # its span: the dof alone
     soft_row(m, d, b, r, typ, id, pos, margin, frictionloss, diag_a, ref, solimp, typ == CNSTR_FRICTION_DOF)
 
 
@@ -107,11 +108,11 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
                     if jt == JNT_BALL:
                         nonzero = False
                         for k in ti.static(range(3)):
-                            d.efc_J[b, jat(d, b, r, dof + k)] = -axis[k]
+                            d.efc_J[b, d.efc_i[b, r, EFC_JADR] + k] = -axis[k]
                             if axis[k] != 0.0:
                                 nonzero = True
                     else:
-                        d.efc_J[b, jat(d, b, r, dof)] = -side
+                        d.efc_J[b, d.efc_i[b, r, EFC_JADR]] = -side
                     if nonzero:  # MuJoCo drops a non-contact row whose Jacobian is all zeros
                         soft_row(m, d, b, r, CNSTR_LIMIT_JOINT, j, dist, margin, 0.0, diag_a, ref, solimp, False)
                         r += 1
@@ -157,11 +158,13 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             off1 = pos - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
             off2 = pos - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
             # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof
-            zero_span(m, d, b, r, nrow, chain_span(m, b1, b2))
+            sp = chain_span(m, b1, b2)
+            zero_span(m, d, b, r, nrow, sp)
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
             while da1 >= 0 or da2 >= 0:
                 da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
+                col = jcol(sp, da)
                 # frame row k % 3 times the translational (k < 3) or rotational difference: a loop, not
                 # unrolled (compiled code size)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
@@ -169,11 +172,11 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                     for k in range(1, dim):
                         tk = _frame_comp(d, b, c, k, jp, jr)
                         fk = m.pair_f[p, PAIR_FRICTION + k - 1]
-                        d.efc_J[b, jat(d, b, r + 2 * (k - 1), da)] = t0 + fk * tk
-                        d.efc_J[b, jat(d, b, r + 2 * (k - 1) + 1, da)] = t0 + (-fk) * tk
+                        d.efc_J[b, d.efc_i[b, r + 2 * (k - 1), EFC_JADR] + col] = t0 + fk * tk
+                        d.efc_J[b, d.efc_i[b, r + 2 * (k - 1) + 1, EFC_JADR] + col] = t0 + (-fk) * tk
                 else:
                     for k in range(dim):
-                        d.efc_J[b, jat(d, b, r + k, da)] = _frame_comp(d, b, c, k, jp, jr)
+                        d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + col] = _frame_comp(d, b, c, k, jp, jr)
             # diagApprox: the bodies' translation and rotation weights
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
             rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]

@@ -15,8 +15,8 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.rows import soft_row, whole_span
-from rigidsim.engine.solver.linalg import jat
 from rigidsim.engine.layout import (
+    EFC_JADR,
     CNSTR_FRICTION_TENDON, CNSTR_LIMIT_TENDON, SZ_NTENDON, SZ_NV, TEN_FRICTIONLOSS, TEN_INVWEIGHT0, TEN_LENGTH,
     TEN_LIMITED, TEN_MARGIN, TEN_RANGE, TEN_SOLIMP_FRI, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLREF_LIM,
 )
@@ -29,7 +29,7 @@ def _copy_tendon_row(m: ti.template(), d: ti.template(), b, r, t, scale):
     whole_span(m, d, b, r)
     for c in range(m.opt_i[SZ_NV]):
         v = d.ten_J[b, t, c] * scale
-        d.efc_J[b, jat(d, b, r, c)] = v
+        d.efc_J[b, d.efc_i[b, r, EFC_JADR] + c] = v  # a whole row
         if v != 0.0:
             nonzero = True
     return nonzero

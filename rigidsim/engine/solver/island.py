@@ -17,13 +17,14 @@ to the smaller, so that smallest tree is the root.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
+    EFC_JADR,
     BODY_LASTDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_GEOM1, CON_GEOM2, DOF_PARENTID, DSBL_ISLAND,
     EFC_ID, EFC_TYPE, EQ_BODY1, EQ_BODY2,
     EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
     SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV,
 )
-from rigidsim.engine.solver.linalg import jat, passes
+from rigidsim.engine.solver.linalg import passes
 
 
 @ti.func
@@ -133,7 +134,7 @@ def find_islands(m: ti.template(), d: ti.template(), b):
                     go = t1 >= 0 or t2 >= 0
                     if generic:
                         go = False
-                        if d.efc_J[b, jat(d, b, r, i)] != 0.0:
+                        if d.efc_J[b, d.efc_i[b, r, EFC_JADR] + i] != 0.0:  # these rows are whole
                             t = d.solver_vi[b, i, SVI_TREE]
                             if t != prev:
                                 if first == -1:

@@ -105,48 +105,41 @@ def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi:
     positions, the ones outside the spans being zeros: four partial sums by k % 4 below n - n % 4, then the
     remainder left to right. Equal, bit for bit, to that dot over the whole row."""
     n4 = n - n % 4
-    acc = ti.Vector.zero(float, 4)
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
     tail = 0.0
     for s in range(two(n)):
-        lo = ti.select(s == 0, p[0], p[2])
-        hi = ti.select(s == 0, p[1], p[3])
         jb = ti.select(s == 0, o[0], o[1])
-        k = lo - lo % 4
-        top = ti.min(hi, n4)
-        while k < top:
-            for u in ti.static(range(4)):
-                kk = k + u
-                inside = (kk >= lo) & (kk < hi)
-                kk = ti.select(inside, kk, lo)  # a lane outside the span reads the span's first entry (unused)
-                i = kk
-                if ti.static(listed):
-                    i = vi[lb + kk * NSOLVI]
-                acc[u] = acc[u] + ti.select(inside, ja[jb + i] * ya[yb + i * ys], 0.0)
-            k += 4
-        k = ti.max(lo, n4)
-        while k < hi:
+        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
             i = k
             if ti.static(listed):
                 i = vi[lb + k * NSOLVI]
-            tail = tail + ja[jb + i] * ya[yb + i * ys]
-            k += 1
-    res = (acc[0] + acc[2]) + (acc[1] + acc[3])
+            v = ja[jb + i] * ya[yb + i * ys]
+            if k < n4:  # lane k % 4 (adding 0.0 to the others leaves them as they are)
+                lane = k % 4
+                a0 += ti.select(lane == 0, v, 0.0)
+                a1 += ti.select(lane == 1, v, 0.0)
+                a2 += ti.select(lane == 2, v, 0.0)
+                a3 += ti.select(lane == 3, v, 0.0)
+            else:
+                tail += v
+    res = (a0 + a2) + (a1 + a3)
     if n4 < n:
         res = res + tail
     return res
 
 
 @ti.func
-def jat(d: ti.template(), b, r, i):
-    """Where entry [r, i] of env b's Jacobian is stored in efc_J[b, :] (i in the row's spans)."""
-    lo1 = d.efc_i[b, r, EFC_SPAN]
-    hi1 = d.efc_i[b, r, EFC_SPAN + 1]
+def jcol(sp, i):
+    """Where dof i (in the span) of a row with span `sp` (layout.EFC_SPAN) is stored, from the row's start."""
     col = i
-    if hi1 > lo1:
-        col = i - lo1
-        if i >= hi1:
-            col = hi1 - lo1 + i - d.efc_i[b, r, EFC_SPAN + 2]
-    return d.efc_i[b, r, EFC_JADR] + col
+    if sp[1] > sp[0]:
+        col = i - sp[0]
+        if i >= sp[1]:
+            col = sp[1] - sp[0] + i - sp[2]
+    return col
 
 
 @ti.func
