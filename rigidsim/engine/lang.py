@@ -7,6 +7,9 @@ kernel without re-running the Python AST transform. Switching the distribution i
 ``runtime.init``'s options): the engine uses only the common Taichi language (``ti.func``,
 ``ti.template``, ``ti.static``, ``ti.Vector``, ndarray arguments).
 
+A cold compile walks each kernel's source once instead of Quadrants' twice (`_one_pass_compile`: the first
+of its two passes only looks for dataclass fields to prune, and our kernels take no dataclasses).
+
 ``kernel`` is ``ti.kernel`` with fastcache on. Fastcache keys a kernel on the source text of its
 functions, its argument types and the compile config, not on module-level constants (our column
 layouts); ``runtime`` makes the whole cache directory depend on a hash of the engine's sources, so a
@@ -82,6 +85,50 @@ from quadrants.lang import kernel_impl as _ki  # noqa: E402
 
 if not getattr(getattr(_ki, "_inside_class", None), "_rigidsim", True):  # imported before us: patch now
     _ki._inside_class = _linecache_class_probe(_ki._KERNEL_CLASS_STACKFRAME_STMT_RES)
+
+
+
+def _one_pass_compile():
+    """Quadrants compiles a kernel that is not in its fastcache in two passes over the Python source: the first
+    only discovers which fields of dataclass arguments each function uses (to prune the others), the second
+    builds the kernel. No kernel of ours takes a dataclass (their arguments are ndarrays, ints and static
+    ints), so the first pass finds nothing to prune and its walk of every inlined function, about a third of
+    a cold compile, is wasted. On a fastcache miss this answers "nothing to prune" for such kernels, so only
+    the building pass runs (what Quadrants itself does on a fastcache hit). A kernel with a dataclass or
+    data-oriented argument, or a Quadrants without these hooks, keeps both passes."""
+    import dataclasses
+
+    try:
+        from quadrants.lang.kernel import Kernel
+    except ImportError:
+        return
+    find = getattr(Kernel, "_try_load_fastcache", None)
+    if find is None or getattr(find, "_rigidsim", False):
+        return
+
+    try:
+        from quadrants.lang.util import is_data_oriented
+    except ImportError:
+        return
+
+    def plain(kern, args):
+        for meta in getattr(kern, "arg_metas", ()):
+            if dataclasses.is_dataclass(getattr(meta, "annotation", None)):
+                return False
+        return not any(dataclasses.is_dataclass(a) or is_data_oriented(a) for a in args)
+
+    def try_load_fastcache(self, args, key):
+        used = find(self, args, key)
+        if used is None and plain(self, args) and hasattr(self, "used_py_dataclass_parameters_by_key_enforcing"):
+            self.used_py_dataclass_parameters_by_key_enforcing[key] = set()
+            return set()
+        return used
+
+    try_load_fastcache._rigidsim = True
+    Kernel._try_load_fastcache = try_load_fastcache
+
+
+_one_pass_compile()
 
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
