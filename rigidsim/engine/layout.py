@@ -215,9 +215,10 @@ NDCON_I = 4
 
 # ----------------------------------------------------------------------------- data: constraint rows [B, nefcmax, NDEFC]
 # MuJoCo's efc_* of env b, rows in its order (equality, friction loss, limits, contacts); efc_J [B, njsize]:
-# each row's stored entries (EFC_SPAN, EFC_JADR; `data.dense_efc_J` unpacks them). EFC_MU: a contact's regularized friction con.mu (on every row of the contact); EFC_FRICTION: the
-# friction coefficient of the row's tangent direction (pyramidal rows k: friction[k // 2]; elliptic row j >= 1:
-# friction[j - 1]; 0 otherwise). EFC_JAREF, EFC_JV, EFC_QUAD: the solver's per-row scratch.
+# each row's stored entries (EFC_SPAN, EFC_JADR; `data.dense_efc_J` unpacks them). EFC_MU: a contact's
+# regularized friction con.mu (on every row of the contact); EFC_FRICTION: the friction coefficient of the
+# row's tangent direction (pyramidal rows k: friction[k // 2]; elliptic row j >= 1: friction[j - 1]; 0
+# otherwise). EFC_JAREF, EFC_JV, EFC_QUAD: the solver's per-row scratch.
 EFC_POS, EFC_MARGIN, EFC_FRICTIONLOSS, EFC_DIAGA, EFC_R, EFC_D, EFC_AREF, EFC_VEL = 0, 1, 2, 3, 4, 5, 6, 7
 EFC_FORCE, EFC_JAREF, EFC_MU, EFC_FRICTION, EFC_K, EFC_B, EFC_IMP = 8, 9, 10, 11, 12, 13, 14
 EFC_JV, EFC_QUAD = 15, 16  # EFC_QUAD: 3 floats

@@ -29,17 +29,16 @@ order, as MuJoCo's dense mj_mulMatVec sums them.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.solver.linalg import jcol
 from rigidsim.engine.constraint.rows import (
     chain_span, jac_dif_step, set_row, set_soft, soft_params, soft_row, zero_rows, zero_span,
 )
 from rigidsim.engine.layout import (
-    EFC_JADR,
     BODY_LASTDOF, BODY_ROOTID, CDOF, CDOF_DOT, CNSTR_EQUALITY, CVEL, DOF_BODYID, DOF_JNTID, DOF_PARENTID, EFC_AREF,
     EFC_ID, EFCN_NE, EQ_BODY1, EQ_BODY2, EQ_DATA, EQ_INVWEIGHT, EQ_OBJ1ID, EQ_OBJ2ID, EQ_OBJTYPE, EQ_SOLIMP,
     EQ_SOLREF, EQ_TYPE, FRAME_QUAT, FXPOS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, QPOS0, SUBTREE_COM,
-    SZ_NEQ, SZ_NV, TEN_LENGTH, TEN_LENGTH0, XMAT, XPOS, XQUAT,
+    SZ_NEQ, SZ_NV, TEN_LENGTH, TEN_LENGTH0, XMAT, XPOS, XQUAT, EFC_JADR,
 )
+from rigidsim.engine.solver.linalg import jcol
 from rigidsim.model import EQ_CONNECT, EQ_JOINT, EQ_TENDON, EQ_WELD, OBJ_BODY
 
 

@@ -31,13 +31,11 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
-from rigidsim.engine.solver.linalg import jcol
 from rigidsim.engine.constraint.rows import (
     chain_span, jac_dif_step, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
-    EFC_JADR,
     BODY_INVWEIGHT0, BODY_LASTDOF, BODY_ROOTID, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1,
     CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_SOLIMP,
@@ -46,7 +44,9 @@ from rigidsim.engine.layout import (
     EFCN_NEFC, EFCN_NF, EFCN_NL, FRAME_BODYID, JNT_BALL, JNT_DOFADR, JNT_LIMITED, JNT_MARGIN, JNT_QPOSADR,
     JNT_RANGE, JNT_SOLIMP, JNT_SOLREF, JNT_TYPE, MINVAL, OPT_CONE, OPT_DISABLEFLAGS, OPT_IMPRATIO, PAIR_DIM,
     PAIR_FRICTION, PAIR_MARGIN, PAIR_SOLIMP, PAIR_SOLREF, PAIR_SOLREFFRICTION, SUBTREE_COM, SZ_NJNT, SZ_NV,
+    EFC_JADR,
 )
+from rigidsim.engine.solver.linalg import jcol
 
 
 @ti.func

@@ -12,8 +12,8 @@ from rigidsim.engine.constraint.impedance import check_solimp, check_solref, imp
 from rigidsim.engine import math as sm
 from rigidsim.engine.solver.linalg import base, row_span, span_dot
 from rigidsim.engine.layout import (
-    BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K,
-    EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
+    BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE,
+    EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K, EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
 )
 
 
@@ -39,7 +39,7 @@ def whole_span(m: ti.template(), d: ti.template(), b, r):
 @ti.func
 def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
     """Place rows r..r+n-1 in efc_J with `span` (lo1, hi1, lo2, hi2: layout.EFC_SPAN; hi1 <= lo1: every dof)
-    and clear their entries: the first SZ_NEFCWIDE rows of a env have nv entries of room, the
+    and clear their entries: the first SZ_NEFCWIDE rows of an env have nv entries of room, the
     others SZ_EFCW (enough for any contact's spans); entries outside the spans are neither stored nor read."""
     nv = m.opt_i[SZ_NV]
     wide = m.opt_i[SZ_NEFCWIDE]

@@ -16,9 +16,8 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.rows import soft_row, whole_span
 from rigidsim.engine.layout import (
-    EFC_JADR,
     CNSTR_FRICTION_TENDON, CNSTR_LIMIT_TENDON, SZ_NTENDON, SZ_NV, TEN_FRICTIONLOSS, TEN_INVWEIGHT0, TEN_LENGTH,
-    TEN_LIMITED, TEN_MARGIN, TEN_RANGE, TEN_SOLIMP_FRI, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLREF_LIM,
+    TEN_LIMITED, TEN_MARGIN, TEN_RANGE, TEN_SOLIMP_FRI, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLREF_LIM, EFC_JADR,
 )
 
 

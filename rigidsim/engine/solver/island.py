@@ -17,12 +17,11 @@ to the smaller, so that smallest tree is the root.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    EFC_JADR,
     BODY_LASTDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_GEOM1, CON_GEOM2, DOF_PARENTID, DSBL_ISLAND,
     EFC_ID, EFC_TYPE, EQ_BODY1, EQ_BODY2,
     EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
-    SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV,
+    SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV, EFC_JADR,
 )
 from rigidsim.engine.solver.linalg import passes
 

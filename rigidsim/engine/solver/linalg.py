@@ -15,8 +15,8 @@ mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rou
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M, SEI_LIST,
-    SVI_LIST, SVI_POS, SZ_NV,
+    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
+    SEI_LIST, SVI_LIST, SVI_POS, SZ_NV,
 )
 
 
@@ -100,10 +100,10 @@ def dots(d: ti.template(), b, n, pairs: ti.template()):
 @ti.func
 def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n, p,
              listed: ti.template()):
-    """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over positions k in span s, [p[0], p[1]) and [p[2], p[3]), of n, i_k the
-    k-th dof of the island's list (`listed`: vi[lb + k * NSOLVI]) or k itself, summed in mju_dot's order over all n
-    positions, the ones outside the spans being zeros: four partial sums by k % 4 below n - n % 4, then the
-    remainder left to right. Equal, bit for bit, to that dot over the whole row."""
+    """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over the positions k of span s ([p[0], p[1]) and [p[2], p[3])
+    of n), i_k the k-th dof of the island's list (`listed`: vi[lb + k * NSOLVI]) or k itself, summed in
+    mju_dot's order over all n positions, the ones outside the spans being zeros: four partial sums by k % 4
+    below n - n % 4, then the remainder left to right. Equal, bit for bit, to that dot over the whole row."""
     n4 = n - n % 4
     a0 = 0.0
     a1 = 0.0
