@@ -156,3 +156,28 @@ def _check_model(mjm, nstates=4, every=30):
         sim.forward()
         got = sim.constraints(0)
         _assert_same_rows(got, ref)
+
+
+def test_row_storage_holds_the_spans_and_no_more():
+    # efc_J keeps per row only the dof ranges of the kinematic trees it touches (layout.EFC_SPAN): the
+    # widest contact row of 27 free boxes on a plane touches two boxes (12 of nv = 162 dofs), a chain's
+    # contact with a free body spans the chain's tree and the body; non-contact rows get nv each
+    from rigidsim import options as opts
+    from rigidsim.engine import data as D
+    from rigidsim.loaders import load_scene
+    from tests.cli_util import ROOT
+
+    model = load_scene(str(ROOT / "scenes" / "boxes27.xml"))
+    s = D.array_sizes(model, opts.resolve(model, {}, {"enable_mujoco_compatibility": True}))
+    assert (s["nefcwide"], s["efcw"]) == (0, 12)
+    assert s["njsize"] == 12 * s["nefcmax"]
+    from tests.mjref import model_from_mujoco
+
+    chain = model_from_mujoco(mujoco.MjModel.from_xml_string(JOINTS.replace(
+        "</worldbody>", '<body pos="0 0 1"><freejoint/><geom type="sphere" size=".1"/></body></worldbody>')))
+    s = D.array_sizes(chain, opts.resolve(chain, {}, {"enable_mujoco_compatibility": True}))
+    nv = chain.nv  # hinge, slide, ball (5) and the free body (6)
+    assert nv == 11
+    assert s["efcw"] == nv  # the chain's tree (dofs 0-4) and the body's (5-10)
+    assert s["nefcwide"] == D.efc_rows(chain, 0, 1) and s["nefcwide"] > 0
+    assert s["njsize"] == s["nefcwide"] * nv + (s["nefcmax"] - s["nefcwide"]) * s["efcw"]
