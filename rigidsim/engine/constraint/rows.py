@@ -31,12 +31,6 @@ def zero_rows(m: ti.template(), d: ti.template(), b, r, n):
 
 
 @ti.func
-def whole_span(m: ti.template(), d: ti.template(), b, r):
-    """Place row r stored whole (its writer then sets every dof)."""
-    zero_span(m, d, b, r, 1, ti.Vector([0, 0, 0, 0]))
-
-
-@ti.func
 def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
     """Place rows r..r+n-1 in efc_J with `span` (lo1, hi1, lo2, hi2: layout.EFC_SPAN; hi1 <= lo1: every dof)
     and clear their entries: the first SZ_NEFCWIDE rows of an env have nv entries of room, the

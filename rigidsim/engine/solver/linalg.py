@@ -98,6 +98,13 @@ def dots(d: ti.template(), b, n, pairs: ti.template()):
 
 
 @ti.func
+def span_at(p, o, s):
+    """Span s (0 or 1) of a `row_span` result: its first position, one past its last, and the flat offset o[s]
+    at which its entries are stored."""
+    return ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3]), ti.select(s == 0, o[0], o[1])
+
+
+@ti.func
 def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n, p,
              listed: ti.template()):
     """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over the positions k of span s ([p[0], p[1]) and [p[2], p[3])
@@ -111,8 +118,8 @@ def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi:
     a3 = 0.0
     tail = 0.0
     for s in range(two(n)):
-        jb = ti.select(s == 0, o[0], o[1])
-        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+        first, end, jb = span_at(p, o, s)
+        for k in range(first, end):
             i = k
             if ti.static(listed):
                 i = vi[lb + k * NSOLVI]
@@ -174,8 +181,8 @@ def row_vector(d: ti.template(), b, r, n, col, scale):
         d.solver_v[b, dof(d, b, k), col] = 0.0
     p, o = row_span(d, b, r, n, True)
     for s in range(two(n)):
-        js = ti.select(s == 0, o[0], o[1])
-        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+        first, end, js = span_at(p, o, s)
+        for k in range(first, end):
             i = dof(d, b, k)
             d.solver_v[b, i, col] = d.efc_J.arr[js + i] * scale
 
@@ -297,8 +304,8 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
         if f != 0.0:
             p, o = row_span(d, b, r, nvi, True)
             for s in range(two(nvi)):
-                js = ti.select(s == 0, o[0], o[1])
-                for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                first, end, js = span_at(p, o, s)
+                for k in range(first, end):
                     i = vi[lb + k * NSOLVI]
                     ri = rb + i * rs
                     ra[ri] = ra[ri] + ja[js + i] * f

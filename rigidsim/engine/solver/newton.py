@@ -17,7 +17,7 @@ from rigidsim.engine.layout import (
     NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
 from rigidsim.engine.solver.linalg import (
-    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, two,
+    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, span_at, two,
 )
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
@@ -46,15 +46,15 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
         if dr != 0.0:
             p, o = row_span(d, b, r, nvi, True)  # the row's nonzeros lie in its spans
             for s in range(two(nvi)):
-                js = ti.select(s == 0, o[0], o[1])
-                for i in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                first, end, js = span_at(p, o, s)
+                for i in range(first, end):
                     tmp = ja[js + vi[lb + i * NSOLVI]]
                     if tmp != 0.0:
                         scl = tmp * dr
                         hi = hb + i * ns
                         for t in range(s + 1):  # the spans' columns up to i
-                            jt = ti.select(t == 0, o[0], o[1])
-                            for k in range(ti.select(t == 0, p[0], p[2]), ti.min(ti.select(t == 0, p[1], p[3]), i + 1)):
+                            kfirst, kend, jt = span_at(p, o, t)
+                            for k in range(kfirst, ti.min(kend, i + 1)):
                                 ha[hi + k] = ha[hi + k] + ja[jt + vi[lb + k * NSOLVI]] * scl
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     pb = base(d.solver_vi, b, SVI_POS)
@@ -90,8 +90,8 @@ def hessian_cone(d: ti.template(), b, nvi, nrow):
                 for q in range(rr + 1):
                     scl = local[rr, q]
                     for s in range(two(nvi)):
-                        js = ti.select(s == 0, o[0], o[1])
-                        for k in range(ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3])):
+                        first, end, js = span_at(p, o, s)
+                        for k in range(first, end):
                             i = dof(d, b, k)
                             d.solver_v[b, i, SV_LTJ + q] = d.solver_v[b, i, SV_LTJ + q] + d.efc_J.arr[js + i] * scl
             for q in range(dim):
