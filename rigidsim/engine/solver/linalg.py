@@ -98,40 +98,46 @@ def dots(d: ti.template(), b, n, pairs: ti.template()):
 
 
 @ti.func
-def span_at(p, o, s):
-    """Span s (0 or 1) of a `row_span` result: its first position, one past its last, and the flat offset o[s]
-    at which its entries are stored."""
-    return ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3]), ti.select(s == 0, o[0], o[1])
+def span_at(p, o, sh, s):
+    """Span s (0 or 1) of a `row_span` result: its first position, one past its last, the flat offset o[s] at
+    which its entries are stored (dof i at o[s] + i) and the dof of its position k less k (`span_dof`)."""
+    return ti.select(s == 0, p[0], p[2]), ti.select(s == 0, p[1], p[3]), ti.select(s == 0, o[0], o[1]), \
+        ti.select(s == 0, sh[0], sh[1])
 
 
 @ti.func
-def span_dot(ja: ti.template(), o, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n, p,
-             listed: ti.template()):
+def span_dof(vi: ti.template(), lb, k, sh, whole):
+    """The dof at position k of a span (`span_at`'s shift sh): a span is a run of consecutive dofs, so k + sh,
+    without reading the list; a whole row (`row_span`'s whole, listed) reads the island's list."""
+    i = k + sh
+    if whole:
+        i = vi[lb + k * NSOLVI]
+    return i
+
+
+@ti.func
+def span_dot(ja: ti.template(), o, sh, whole, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n,
+             p):
     """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over the positions k of span s ([p[0], p[1]) and [p[2], p[3])
-    of n), i_k the k-th dof of the island's list (`listed`: vi[lb + k * NSOLVI]) or k itself, summed in
+    of n), i_k the dof at position k (`span_dof`), summed in
     mju_dot's order over all n positions, the ones outside the spans being zeros: four partial sums by k % 4
     below n - n % 4, then the remainder left to right. Equal, bit for bit, to that dot over the whole row."""
-    n4 = n - n % 4
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
+    n4 = n - (n & 3)
+    acc = ti.Vector([0.0, 0.0, 0.0, 0.0])
     tail = 0.0
     for s in range(two(n)):
-        first, end, jb = span_at(p, o, s)
+        first, end, jb, sf = span_at(p, o, sh, s)
         for k in range(first, end):
-            i = k
-            if ti.static(listed):
-                i = vi[lb + k * NSOLVI]
+            i = span_dof(vi, lb, k, sf, whole)
             v = ja[jb + i] * ya[yb + i * ys]
-            if k < n4:  # lane k % 4 (adding 0.0 to the others leaves them as they are)
-                lane = k % 4
-                a0 += ti.select(lane == 0, v, 0.0)
-                a1 += ti.select(lane == 1, v, 0.0)
-                a2 += ti.select(lane == 2, v, 0.0)
-                a3 += ti.select(lane == 3, v, 0.0)
+            if k < n4:  # lane k % 4 of a local array (a register-cheap store)
+                acc[k & 3] += v
             else:
                 tail += v
+    a0 = acc[0]
+    a1 = acc[1]
+    a2 = acc[2]
+    a3 = acc[3]
     res = (a0 + a2) + (a1 + a3)
     if n4 < n:
         res = res + tail
@@ -152,8 +158,10 @@ def jcol(sp, i):
 @ti.func
 def row_span(d: ti.template(), b, r, n, listed: ti.template()):
     """Row r's spans (layout.EFC_SPAN) as positions in the island's list of n dofs (`listed`) or in the dofs
-    (a whole row is [0, n)), and per span where its entries are stored: dof i of span s is the flat
-    efc_J.arr[o[s] + i]. Each span lies in trees of the row's island, so it is a run of that list."""
+    (a whole row is [0, n)); per span where its entries are stored (dof i of span s is the flat
+    efc_J.arr[o[s] + i]) and its shift sh[s], the dof at position k being k + sh[s]: a span is a run of
+    consecutive dofs of one tree, and the island holds whole trees, so it is a run of the island's list too.
+    `whole`: the row is stored whole and listed, its dofs are the list's (`span_dof`)."""
     lo1 = d.efc_i[b, r, EFC_SPAN]
     hi1 = d.efc_i[b, r, EFC_SPAN + 1]
     lo2 = d.efc_i[b, r, EFC_SPAN + 2]
@@ -161,17 +169,23 @@ def row_span(d: ti.template(), b, r, n, listed: ti.template()):
     res = ti.Vector([0, n, 0, 0])
     adr = base(d.efc_J, b, 0) + d.efc_i[b, r, EFC_JADR]
     o = ti.Vector([adr, adr])
+    sh = ti.Vector([0, 0])
+    whole = False
     if hi1 > lo1:
         o = ti.Vector([adr - lo1, adr + hi1 - lo1 - lo2])
         if ti.static(listed):
             res[0] = d.solver_vi[b, lo1, SVI_POS]
-            res[1] = d.solver_vi[b, hi1 - 1, SVI_POS] + 1
+            res[1] = res[0] + hi1 - lo1
+            sh[0] = lo1 - res[0]
             if hi2 > lo2:
                 res[2] = d.solver_vi[b, lo2, SVI_POS]
-                res[3] = d.solver_vi[b, hi2 - 1, SVI_POS] + 1
+                res[3] = res[2] + hi2 - lo2
+                sh[1] = lo2 - res[2]
         else:
             res = ti.Vector([lo1, hi1, lo2, hi2])
-    return res, o
+    elif ti.static(listed):
+        whole = True
+    return res, o, sh, whole
 
 
 @ti.func
@@ -179,20 +193,20 @@ def row_vector(d: ti.template(), b, r, n, col, scale):
     """solver_v[:, col] = scale * efc_J row r over the island's n dofs (zero outside the row's spans)."""
     for k in range(n):
         d.solver_v[b, dof(d, b, k), col] = 0.0
-    p, o = row_span(d, b, r, n, True)
+    p, o, sh, whole = row_span(d, b, r, n, True)
     for s in range(two(n)):
-        first, end, js = span_at(p, o, s)
+        first, end, js, sf = span_at(p, o, sh, s)
         for k in range(first, end):
-            i = dof(d, b, k)
+            i = span_dof(d.solver_vi.arr, list_base(d, b), k, sf, whole)
             d.solver_v[b, i, col] = d.efc_J.arr[js + i] * scale
 
 
 @ti.func
 def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
     """Row r of efc_J times the vector in column cy of y, over the island's n dofs (mju_dot's order)."""
-    p, o = row_span(d, b, r, n, True)
-    return span_dot(d.efc_J.arr, o, y.arr, base(y, b, cy), ti.static(y.strides[1]), d.solver_vi.arr, list_base(d, b),
-                    n, p, True)
+    p, o, sh, whole = row_span(d, b, r, n, True)
+    return span_dot(d.efc_J.arr, o, sh, whole, y.arr, base(y, b, cy), ti.static(y.strides[1]), d.solver_vi.arr,
+                    list_base(d, b), n, p)
 
 
 @ti.func
@@ -302,11 +316,11 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
         r = row(d, b, c)
         f = d.efc[b, r, EFC_FORCE]
         if f != 0.0:
-            p, o = row_span(d, b, r, nvi, True)
+            p, o, sh, whole = row_span(d, b, r, nvi, True)
             for s in range(two(nvi)):
-                first, end, js = span_at(p, o, s)
+                first, end, js, sf = span_at(p, o, sh, s)
                 for k in range(first, end):
-                    i = vi[lb + k * NSOLVI]
+                    i = span_dof(vi, lb, k, sf, whole)
                     ri = rb + i * rs
                     ra[ri] = ra[ri] + ja[js + i] * f
 

@@ -17,7 +17,8 @@ from rigidsim.engine.layout import (
     NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
 from rigidsim.engine.solver.linalg import (
-    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, span_at, two,
+    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, span_at, span_dof,
+    two,
 )
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
@@ -44,18 +45,18 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
         if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
             dr = d.efc[b, r, EFC_D]
         if dr != 0.0:
-            p, o = row_span(d, b, r, nvi, True)  # the row's nonzeros lie in its spans
+            p, o, sh, whole = row_span(d, b, r, nvi, True)  # the row's nonzeros lie in its spans
             for s in range(two(nvi)):
-                first, end, js = span_at(p, o, s)
+                first, end, js, sf = span_at(p, o, sh, s)
                 for i in range(first, end):
-                    tmp = ja[js + vi[lb + i * NSOLVI]]
+                    tmp = ja[js + span_dof(vi, lb, i, sf, whole)]
                     if tmp != 0.0:
                         scl = tmp * dr
                         hi = hb + i * ns
                         for t in range(s + 1):  # the spans' columns up to i
-                            kfirst, kend, jt = span_at(p, o, t)
+                            kfirst, kend, jt, tf = span_at(p, o, sh, t)
                             for k in range(kfirst, ti.min(kend, i + 1)):
-                                ha[hi + k] = ha[hi + k] + ja[jt + vi[lb + k * NSOLVI]] * scl
+                                ha[hi + k] = ha[hi + k] + ja[jt + span_dof(vi, lb, k, tf, whole)] * scl
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
@@ -86,13 +87,13 @@ def hessian_cone(d: ti.template(), b, nvi, nrow):
                 for k in range(nvi):
                     d.solver_v[b, dof(d, b, k), SV_LTJ + q] = 0.0
             for rr in range(dim):
-                p, o = row_span(d, b, r + rr, nvi, True)
+                p, o, sh, whole = row_span(d, b, r + rr, nvi, True)
                 for q in range(rr + 1):
                     scl = local[rr, q]
                     for s in range(two(nvi)):
-                        first, end, js = span_at(p, o, s)
+                        first, end, js, sf = span_at(p, o, sh, s)
                         for k in range(first, end):
-                            i = dof(d, b, k)
+                            i = span_dof(d.solver_vi.arr, list_base(d, b), k, sf, whole)
                             d.solver_v[b, i, SV_LTJ + q] = d.solver_v[b, i, SV_LTJ + q] + d.efc_J.arr[js + i] * scl
             for q in range(dim):
                 chol_update(d, d.solver_Hcone, b, nvi, SV_LTJ + q, 1)
