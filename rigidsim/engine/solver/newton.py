@@ -17,8 +17,8 @@ from rigidsim.engine.layout import (
     NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
 )
 from rigidsim.engine.solver.linalg import (
-    base, chol_factor, chol_update, dof, list_base, row, row_span, row_vector, small_chol, span_at, span_dof,
-    two,
+    GROUP, base, chol_factor, chol_update, dof, list_base, row, row_group, row_span, row_vector, small_chol, span_at,
+    span_dof, two,
 )
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
@@ -27,7 +27,8 @@ from rigidsim.engine.solver.variant import ELLIPTIC
 @ti.func
 def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     """solver_H's lower triangle = M + J' diag(D of the QUADRATIC rows) J on the island (mju_sqrMatTD's
-    order: row by row, each nonzero J entry scaling the row's leading part)."""
+    order: row by row, each nonzero J entry scaling the row's leading part; a run of rows with the same spans
+    at once, adding in the rows' order, `linalg.row_group`)."""
     vi = ti.static(d.solver_vi.arr)
     ha = ti.static(d.solver_H.arr)
     ja = ti.static(d.efc_J.arr)
@@ -39,24 +40,38 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     for i in range(nvi):
         for k in range(i + 1):
             ha[hb + i * ns + k] = 0.0
-    for c in range(nrow):
-        r = row(d, b, c)
-        dr = 0.0
-        if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
-            dr = d.efc[b, r, EFC_D]
-        if dr != 0.0:
-            p, o, sh, whole = row_span(d, b, r, nvi, True)  # the row's nonzeros lie in its spans
+    c = 0
+    while c < nrow:
+        g, rows, off = row_group(d, b, c, nrow)  # rows sharing spans: each entry of H loaded and stored once
+        dr = ti.Vector([0.0] * GROUP)
+        for q in ti.static(range(GROUP)):
+            if q < g:
+                if d.efc_i[b, rows[q], EFC_STATE] == CNSTRSTATE_QUADRATIC:
+                    dr[q] = d.efc[b, rows[q], EFC_D]
+        if (dr != 0.0).any():
+            p, o, sh, whole = row_span(d, b, rows[0], nvi, True)  # the rows' nonzeros lie in their spans
             for s in range(two(nvi)):
                 first, end, js, sf = span_at(p, o, sh, s)
                 for i in range(first, end):
-                    tmp = ja[js + span_dof(vi, lb, i, sf, whole)]
-                    if tmp != 0.0:
-                        scl = tmp * dr
+                    ji = js + span_dof(vi, lb, i, sf, whole)
+                    scl = ti.Vector([0.0] * GROUP)  # row q's entry i times its D; 0: the row adds nothing
+                    for q in ti.static(range(GROUP)):
+                        if dr[q] != 0.0:
+                            tmp = ja[ji + off[q]]
+                            if tmp != 0.0:
+                                scl[q] = tmp * dr[q]
+                    if (scl != 0.0).any():
                         hi = hb + i * ns
                         for t in range(s + 1):  # the spans' columns up to i
                             kfirst, kend, jt, tf = span_at(p, o, sh, t)
                             for k in range(kfirst, ti.min(kend, i + 1)):
-                                ha[hi + k] = ha[hi + k] + ja[jt + span_dof(vi, lb, k, tf, whole)] * scl
+                                jk = jt + span_dof(vi, lb, k, tf, whole)
+                                h = ha[hi + k]
+                                for q in ti.static(range(GROUP)):
+                                    if scl[q] != 0.0:
+                                        h = h + ja[jk + off[q]] * scl[q]
+                                ha[hi + k] = h
+        c += g
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
