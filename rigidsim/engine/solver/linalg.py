@@ -237,6 +237,41 @@ def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
 
 
 @ti.func
+def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
+    """The rows of a run (`row_group`: first row r, offsets off) times the vector in column cy of y over the
+    island's n dofs: GROUP dots (a row past the run repeats the first), each in mju_dot's order as `jdot`
+    sums it; each entry of y is loaded once for the run."""
+    vi = ti.static(d.solver_vi.arr)
+    ja = ti.static(d.efc_J.arr)
+    ya = ti.static(y.arr)
+    ys = ti.static(y.strides[1])
+    yb = base(y, b, cy)
+    lb = list_base(d, b)
+    p, o, sh, whole = row_span(d, b, r, n, True)
+    n4 = n - (n & 3)
+    acc = ti.Matrix.zero(float, GROUP, 4)
+    tail = ti.Vector.zero(float, GROUP)
+    for s in range(two(n)):
+        first, end, jb, sf = span_at(p, o, sh, s)
+        for k in range(first, end):
+            i = span_dof(vi, lb, k, sf, whole)
+            yv = ya[yb + i * ys]
+            lane = k & 3
+            for q in ti.static(range(GROUP)):
+                v = ja[jb + off[q] + i] * yv
+                if k < n4:
+                    acc[q, lane] += v
+                else:
+                    tail[q] += v
+    res = ti.Vector.zero(float, GROUP)
+    for q in ti.static(range(GROUP)):
+        res[q] = (acc[q, 0] + acc[q, 2]) + (acc[q, 1] + acc[q, 3])
+        if n4 < n:
+            res[q] = res[q] + tail[q]
+    return res
+
+
+@ti.func
 def hdot(h: ti.template(), b, i, j, n):
     """Rows i and j of the dense matrix h (positions), first n columns, in mju_dot's order."""
     ha = ti.static(h.arr)

@@ -20,7 +20,7 @@ from rigidsim.engine.layout import (
     SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
-from rigidsim.engine.solver.linalg import chol_solve, dof, dots, jdot, mul_m, row, solve_ld
+from rigidsim.engine.solver.linalg import GROUP, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
 from rigidsim.engine.solver.linesearch import search
 from rigidsim.engine.solver.newton import update_factor
 from rigidsim.engine.solver.update import primal_update
@@ -30,10 +30,13 @@ from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON
 _START, _FACTOR, _ITER = 0, 1, 2
 # the warmstart's passes (`warm`): the cost at qacc_warmstart, then at qacc_smooth
 _WARM, _SMOOTH = 3, 4
+# where the warmstart left J qacc - aref at the qacc it chose (`primal`'s jar_in)
+WARM_JAREF, WARM_JV = 1, 2
 
 
 @ti.func
-def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton, warm, variant: ti.template()):
+def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton, warm, jar_in,
+           variant: ti.template()):
     """Solve the island whose lists `island.lists` wrote (nvi dofs, nrow rows) from the current qacc, with
     Newton (newton != 0) or CG; writes qacc, efc_force, efc_state and qfrc_constraint of the island.
     Returns (iterations, 1 when a termination test stopped it, 0 when it ran out of iterations).
@@ -45,7 +48,13 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     total cost is not above qacc_smooth's, else qacc_smooth; dofs in no island (per_island) take qacc_smooth.
     Its two passes evaluate the costs with the iterations' M and J products and constraint update (one
     compiled copy of each); like MuJoCo's, it leaves every row's force and state at qacc_smooth, and the
-    states also in SEI_STATE. Returns (0, 0) then."""
+    states also in SEI_STATE. Returns (0, WARM_JV) when it chose qacc_warmstart, (0, WARM_JAREF) when
+    qacc_smooth: what a solve that follows may pass as `jar_in`.
+
+    `jar_in` (a solve of every dof after the warmstart): 0, compute J qacc - aref and M qacc at the start;
+    WARM_JAREF, the rows' EFC_JAREF holds it already (the warmstart's pass at qacc_smooth); WARM_JV, their
+    EFC_JV holds it and solver_v's SV_MA holds M qacc (its pass at qacc_warmstart). The same products of the
+    same numbers: the start is computed once, not twice."""
     tol = m.opt_f[OPT_TOLERANCE]
     maxiter = m.opt_i[OPT_ITERATIONS]
     for k in range(nvi):
@@ -73,13 +82,31 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
             # iteration: Mv and Jv for the line search): one compiled copy of each product
             start = phase != _ITER  # at a point (the warmstart's two, the start), not along the direction
             src = SV_QACC if start else SV_SEARCH
-            if phase != _SMOOTH:  # (the warmstart's cost at qacc_smooth needs no Ma)
+            # the warmstart's products are this start's, bit for bit, when the island is every dof (a row's
+            # entries then sit at the same positions, so in the same lanes of mju_dot's sum)
+            given = phase == _START and jar_in != 0 and nvi == m.opt_i[SZ_NV]
+            # (the warmstart's cost at qacc_smooth needs no Ma; a start at qacc_warmstart has it)
+            if phase != _SMOOTH and not (given and jar_in == WARM_JV):
                 mul_m(m, d, b, nvi, d.solver_v, src, d.solver_v, SV_MA if start else SV_MV)
             dst = EFC_JAREF if start else EFC_JV
-            for c in range(nrow):
-                r = row(d, b, c)
-                aref = ti.select(start, d.efc[b, r, EFC_AREF], 0.0)  # v - 0.0 == v: Jv unchanged
-                d.efc[b, r, dst] = jdot(d, b, r, nvi, d.solver_v, src) - aref
+            if given:
+                if jar_in == WARM_JV:
+                    for c in range(nrow):
+                        r = row(d, b, c)
+                        d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JV]
+            else:
+                c = 0
+                while c < nrow:  # a run of rows with the same spans at once (`linalg.group_dot`)
+                    g, rows, off = row_group(d, b, c, nrow)
+                    prod = group_dot(d, b, rows[0], off, nvi, d.solver_v, src)
+                    for q in ti.static(range(GROUP)):
+                        if q < g:
+                            r = rows[q]
+                            aref = ti.select(start, d.efc[b, r, EFC_AREF], 0.0)  # v - 0.0 == v: Jv unchanged
+                            d.efc[b, r, dst] = prod[q] - aref
+                            if phase == _WARM:  # kept for the start of a solve that keeps qacc_warmstart
+                                d.efc[b, r, EFC_JV] = prod[q] - aref
+                    c += g
         if phase == _ITER:
             alpha, ls_improvement = search(m, d, b, nvi, nrow, scale, variant)
             if alpha == 0.0:
@@ -167,6 +194,7 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
             phase = _FACTOR if phase == _START and newton != 0 else _ITER
     if warm:
         smooth = cost_warm > cost_smooth
+        converged = WARM_JAREF if smooth else WARM_JV
         for k in range(nvi):
             i = dof(d, b, k)
             if smooth or (per_island and d.solver_vi[b, i, SVI_ISLAND] < 0):

@@ -78,6 +78,7 @@ def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
     else:
         nisland = find_islands(m, d, b)
         newton = 1 if m.opt_i[OPT_SOLVER] == SOLVER_NEWTON else 0
+        jar_in = 0  # the warmstart's J qacc - aref, when it ran (`primal`)
         # pass 0 warmstarts (every dof and row), pass k > 0 solves island k - 1 (or everything): one copy of
         # the lists' code
         for kk in range(ti.max(nisland, 1) + 1):
@@ -91,8 +92,10 @@ def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
                     d.efc[b, r, EFC_FORCE] = 0.0
             else:
                 # the warmstart (k < 0: `primal`'s warm passes, sharing its code) or island k's solve
-                it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, k < 0, variant)
-                if k >= 0:
+                it, conv = primal(m, d, b, nvi, nrow, nisland > 0, newton, k < 0, jar_in, variant)
+                if k < 0:
+                    jar_in = conv
+                else:
                     d.solver_vi[b, k, SVI_NITER] = it
                     niter += it
                     if conv == 0:
