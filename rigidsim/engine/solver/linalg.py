@@ -374,26 +374,17 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     rb = base(res, b, cres)
     for k in range(nvi):
         ra[rb + vi[lb + k * NSOLVI] * rs] = 0.0
-    c = 0
-    while c < nrow:
-        g, rows, off = row_group(d, b, c, nrow)
-        f = ti.Vector([0.0] * GROUP)
-        for q in ti.static(range(GROUP)):
-            if q < g:
-                f[q] = d.efc[b, rows[q], EFC_FORCE]
-        if (f != 0.0).any():
-            p, o, sh, whole = row_span(d, b, rows[0], nvi, True)
+    for c in range(nrow):
+        r = row(d, b, c)
+        f = d.efc[b, r, EFC_FORCE]
+        if f != 0.0:
+            p, o, sh, whole = row_span(d, b, r, nvi, True)
             for s in range(two(nvi)):
                 first, end, js, sf = span_at(p, o, sh, s)
                 for k in range(first, end):
                     i = span_dof(vi, lb, k, sf, whole)
                     ri = rb + i * rs
-                    acc = ra[ri]
-                    for q in ti.static(range(GROUP)):
-                        if f[q] != 0.0:
-                            acc = acc + ja[js + off[q] + i] * f[q]
-                    ra[ri] = acc
-        c += g
+                    ra[ri] = ra[ri] + ja[js + i] * f
 
 
 # ----------------------------------------------------------------------------- dense Cholesky on the Hessian

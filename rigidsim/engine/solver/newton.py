@@ -54,12 +54,11 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                 first, end, js, sf = span_at(p, o, sh, s)
                 for i in range(first, end):
                     ji = js + span_dof(vi, lb, i, sf, whole)
-                    scl = ti.Vector([0.0] * GROUP)  # row q's entry i times its D; 0: the row adds nothing
+                    # row q's entry i times its D: 0 for a row that adds nothing (a zero entry, D = 0, or q >= g:
+                    # adding its zero products leaves the sum as it is)
+                    scl = ti.Vector([0.0] * GROUP)
                     for q in ti.static(range(GROUP)):
-                        if dr[q] != 0.0:
-                            tmp = ja[ji + off[q]]
-                            if tmp != 0.0:
-                                scl[q] = tmp * dr[q]
+                        scl[q] = ja[ji + off[q]] * dr[q]
                     if (scl != 0.0).any():
                         hi = hb + i * ns
                         for t in range(s + 1):  # the spans' columns up to i
@@ -68,8 +67,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                                 jk = jt + span_dof(vi, lb, k, tf, whole)
                                 h = ha[hi + k]
                                 for q in ti.static(range(GROUP)):
-                                    if scl[q] != 0.0:
-                                        h = h + ja[jk + off[q]] * scl[q]
+                                    h = h + ja[jk + off[q]] * scl[q]
                                 ha[hi + k] = h
         c += g
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
