@@ -32,7 +32,7 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
 from rigidsim.engine.constraint.rows import (
-    chain_span, jac_dif_step, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
+    chain_span, jac_dif_step, place_span, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
@@ -157,14 +157,24 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             pos = sm.getv(d.contact, b, c, CON_POS, 3)
             off1 = pos - sm.getv(d.body, b, m.body_i[b1, BODY_ROOTID], SUBTREE_COM, 3)
             off2 = pos - sm.getv(d.body, b, m.body_i[b2, BODY_ROOTID], SUBTREE_COM, 3)
-            # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof
+            # Jacobian: the two bodies' dof chains merged, highest dof first; J2 - J1 per dof. The chains
+            # visit each span's first and last dof; the dofs between two visited ones of a span (a sibling
+            # branch's) are cleared, so that every stored entry is written once
             sp = chain_span(m, b1, b2)
-            zero_span(m, d, b, r, nrow, sp)
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
+            place_span(m, d, b, r, nrow, sp, da1 < 0 and da2 < 0)  # (no dofs: the one stored zero)
+            prev = -1
+            prevcol = -1
             while da1 >= 0 or da2 >= 0:
                 da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
                 col = jcol(sp, da)
+                if prev >= 0 and prevcol - col == prev - da:  # the same span: clear the gap
+                    for k in range(nrow):
+                        for gc in range(col + 1, prevcol):
+                            d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + gc] = 0.0
+                prev = da
+                prevcol = col
                 # frame row k % 3 times the translational (k < 3) or rotational difference: a loop, not
                 # unrolled (compiled code size)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:

@@ -31,15 +31,16 @@ def zero_rows(m: ti.template(), d: ti.template(), b, r, n):
 
 
 @ti.func
-def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
+def place_span(m: ti.template(), d: ti.template(), b, r, n, span, clear):
     """Place rows r..r+n-1 in efc_J with `span` (lo1, hi1, lo2, hi2: layout.EFC_SPAN; hi1 <= lo1: every dof)
-    and clear their entries: the first SZ_NEFCWIDE rows of an env have nv entries of room, the
+    and, with `clear`, clear their entries: the first SZ_NEFCWIDE rows of an env have nv entries of room, the
     others SZ_EFCW (enough for any contact's spans); entries outside the spans are neither stored nor read."""
     nv = m.opt_i[SZ_NV]
     wide = m.opt_i[SZ_NEFCWIDE]
     n_entry = span[1] - span[0] + span[3] - span[2]
     if span[1] <= span[0]:
         n_entry = nv
+    jb = base(d.efc_J, b, 0)
     for k in range(n):
         rk = r + k
         adr = rk * nv
@@ -48,8 +49,15 @@ def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
         for q in ti.static(range(4)):
             d.efc_i[b, rk, EFC_SPAN + q] = span[q]
         d.efc_i[b, rk, EFC_JADR] = adr
-        for c in range(n_entry):
-            d.efc_J[b, adr + c] = 0.0
+        if clear:
+            for c in range(n_entry):
+                d.efc_J.arr[jb + adr + c] = 0.0
+
+
+@ti.func
+def zero_span(m: ti.template(), d: ti.template(), b, r, n, span):
+    """`place_span` with the rows' entries cleared."""
+    place_span(m, d, b, r, n, span, True)
 
 
 @ti.func
