@@ -181,3 +181,38 @@ def test_row_storage_holds_the_spans_and_no_more():
     assert s["efcw"] == nv  # the chain's tree (dofs 0-4) and the body's (5-10)
     assert s["nefcwide"] == D.efc_rows(chain, 0, 1) and s["nefcwide"] > 0
     assert s["njsize"] == s["nefcwide"] * nv + (s["nefcmax"] - s["nefcwide"]) * s["efcw"]
+
+
+LEGS = """<mujoco><option timestep=".005"/>
+<worldbody><geom type="plane" size="5 5 .1"/>
+<body pos="0 0 .32"><freejoint/><geom type="box" size=".2 .1 .05"/>
+  <body pos=".15 0 0"><joint type="hinge" axis="0 1 0" range="-40 40" limited="true"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -.1" size=".03"/></body>
+  <body pos="-.15 0 0"><joint type="hinge" axis="0 1 0" range="-40 40" limited="true"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -.25" size=".03"/></body>
+</body>
+<body pos="0 .5 .2"><freejoint/><geom type="sphere" size=".08"/></body>
+</worldbody></mujoco>"""
+
+
+def test_every_stored_row_entry_is_written():
+    # The rows stage writes every entry a row stores and nothing is left from an earlier step: with efc_J
+    # filled with NaN before each forward, the rows still equal MuJoCo's (rtol 1e-9). A leg's contact spans
+    # the body's free dofs and its hinge: the long (second) leg's chain skips the short leg's hinge (dof 6),
+    # which must be written as a zero (a contact's rows clear only such gaps); the sphere's rows span their
+    # own tree
+    mjm = mujoco.MjModel.from_xml_string(LEGS)
+    sim = compat_sim(mjm)
+    legs_touching = 0
+    for qpos, qvel in _states(mjm, 6, 20, qvel_scale=0.3):
+        ref = _mujoco_rows(mjm, qpos, qvel)
+        sim.reset(qpos=qpos, qvel=qvel)
+        sim._d["efc_J"][:] = np.nan  # (the data arrays of the kernel, after the reset)
+        sim.forward()
+        got = sim.constraints(0)
+        _assert_same_rows(got, ref)
+        assert np.isfinite(got["efc_J"]).all()
+        # rows of the long leg's contact: an exact zero at the short leg's hinge, inside the stored span
+        contact = ref["efc_type"] >= int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS)
+        legs_touching += int(np.any(contact & (ref["efc_J"][:, 6] == 0) & (ref["efc_J"][:, 7] != 0)))
+    assert legs_touching > 0  # the gap case was exercised
