@@ -135,7 +135,7 @@ def span_dot(ja: ti.template(), o, sh, whole, ya: ti.template(), yb, ys: ti.temp
             i = span_dof(vi, lb, k, sf, whole)
             v = ja[jb + i] * ya[yb + i * ys]
             if k < n4:  # lane k % 4 of a local array (a register-cheap store)
-                acc[k & 3] += v
+                acc[k & 3] = acc[k & 3] + v
             else:
                 tail += v
     a0 = acc[0]
@@ -260,9 +260,9 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
             for q in ti.static(range(GROUP)):
                 v = ja[jb + off[q] + i] * yv
                 if k < n4:
-                    acc[q, lane] += v
+                    acc[q, lane] = acc[q, lane] + v
                 else:
-                    tail[q] += v
+                    tail[q] = tail[q] + v
     res = ti.Vector.zero(float, GROUP)
     for q in ti.static(range(GROUP)):
         res[q] = (acc[q, 0] + acc[q, 2]) + (acc[q, 1] + acc[q, 3])
