@@ -134,7 +134,7 @@ def span_dot(ja: ti.template(), o, sh, whole, ya: ti.template(), yb, ys: ti.temp
         for k in range(first, end):
             i = span_dof(vi, lb, k, sf, whole)
             v = ja[jb + i] * ya[yb + i * ys]
-            if k < n4:  # lane k % 4 of a local array (a register-cheap store)
+            if k < n4:  # lane k % 4, in a local array
                 acc[k & 3] = acc[k & 3] + v
             else:
                 tail += v
@@ -205,7 +205,7 @@ def row_group(d: ti.template(), b, c, nrow):
     grouping = True
     while grouping and g < GROUP and c + g < nrow:
         r2 = row(d, b, c + g)
-        for q in ti.static(range(4)):
+        for q in ti.static(range(4)):  # lo1, hi1, lo2, hi2
             if d.efc_i[b, r2, EFC_SPAN + q] != d.efc_i[b, r, EFC_SPAN + q]:
                 grouping = False
         if grouping:
@@ -365,7 +365,7 @@ def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
 @ti.func
 def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     """res[:, cres] = J' efc_force over the island's rows and dofs (mju_mulMatTVec: rows with zero force are
-    skipped, and each row adds only its spans; a run of rows with the same spans at once, `row_group`)."""
+    skipped, and each row adds only its spans)."""
     vi = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
     ra = ti.static(res.arr)
