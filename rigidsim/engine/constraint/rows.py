@@ -13,7 +13,8 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.solver.linalg import base, row_span, span_dot
 from rigidsim.engine.layout import (
     BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE,
-    EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K, EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
+    EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K, EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R,
+    EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
 )
 
 

@@ -16,8 +16,8 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
-    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_OLDSTATE, SEI_STATE, SV_GRAD, SV_GRADOLD,
-    SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
+    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_OLDSTATE, SEI_STATE, SV_GRAD,
+    SV_GRADOLD, SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
 from rigidsim.engine.solver.linalg import GROUP, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
