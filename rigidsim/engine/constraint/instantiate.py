@@ -120,14 +120,9 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
 
 
 @ti.func
-def _frame_comp(d: ti.template(), b, c, k, jp, jr):
-    """Component k (0..5) of contact c's Jacobian difference in its frame: frame row k % 3 times the
-    translational difference jp (k < 3) or the rotational jr."""
-    v = jp
-    if k >= 3:
-        v = jr
-    a = CON_FRAME + 3 * (k % 3)
-    return d.contact[b, c, a] * v[0] + d.contact[b, c, a + 1] * v[1] + d.contact[b, c, a + 2] * v[2]
+def _frame_comp(frame, a, v):
+    """Row a of the contact frame (a local 3x3) times the vector v, summed left to right."""
+    return frame[a, 0] * v[0] + frame[a, 1] * v[1] + frame[a, 2] * v[2]
 
 
 @ti.func
@@ -164,6 +159,11 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
             place_span(m, d, b, r, nrow, sp, da1 < 0 and da2 < 0)  # (no dofs: the one stored zero)
+            # the contact frame's rows (local: read once, not once per dof and row)
+            frame = ti.Matrix.zero(float, 3, 3)
+            for a in ti.static(range(3)):
+                for e in ti.static(range(3)):
+                    frame[a, e] = d.contact[b, c, CON_FRAME + 3 * a + e]
             prev = -1
             prevcol = -1
             while da1 >= 0 or da2 >= 0:
@@ -175,18 +175,25 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                             d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + gc] = 0.0
                 prev = da
                 prevcol = col
-                # frame row k % 3 times the translational (k < 3) or rotational difference: a loop, not
-                # unrolled (compiled code size)
+                # frame row k % 3 times the translational (k < 3) or rotational difference, component k of
+                # comp (the rotational ones only for condim > 3); then a loop over the rows, not unrolled
+                # (compiled code size)
+                comp = ti.Vector.zero(float, 6)
+                for a in ti.static(range(3)):
+                    comp[a] = _frame_comp(frame, a, jp)
+                if dim > 3:
+                    for a in ti.static(range(3)):
+                        comp[3 + a] = _frame_comp(frame, a, jr)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
-                    t0 = _frame_comp(d, b, c, 0, jp, jr)
+                    t0 = comp[0]
                     for k in range(1, dim):
-                        tk = _frame_comp(d, b, c, k, jp, jr)
-                        fk = m.pair_f[p, PAIR_FRICTION + k - 1]
+                        tk = comp[k]
+                        fk = fri[k - 1]
                         d.efc_J[b, d.efc_i[b, r + 2 * (k - 1), EFC_JADR] + col] = t0 + fk * tk
                         d.efc_J[b, d.efc_i[b, r + 2 * (k - 1) + 1, EFC_JADR] + col] = t0 + (-fk) * tk
                 else:
                     for k in range(dim):
-                        d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + col] = _frame_comp(d, b, c, k, jp, jr)
+                        d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + col] = comp[k]
             # diagApprox: the bodies' translation and rotation weights
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
             rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]
