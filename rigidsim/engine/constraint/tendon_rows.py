@@ -14,7 +14,7 @@ dropped, as MuJoCo's mj_addConstraint drops it.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.engine.constraint.rows import soft_row, zero_rows
+from rigidsim.engine.constraint.rows import place_span, soft_row
 from rigidsim.engine.layout import (
     CNSTR_FRICTION_TENDON, CNSTR_LIMIT_TENDON, SZ_NTENDON, SZ_NV, TEN_FRICTIONLOSS, TEN_INVWEIGHT0, TEN_LENGTH,
     TEN_LIMITED, TEN_MARGIN, TEN_RANGE, TEN_SOLIMP_FRI, TEN_SOLIMP_LIM, TEN_SOLREF_FRI, TEN_SOLREF_LIM, EFC_JADR,
@@ -25,10 +25,11 @@ from rigidsim.engine.layout import (
 def _copy_tendon_row(m: ti.template(), d: ti.template(), b, r, t, scale):
     """efc_J row r = scale * ten_J row t; whether any entry is nonzero."""
     nonzero = False
-    zero_rows(m, d, b, r, 1)  # a whole row, every entry written below
+    place_span(m, d, b, r, 1, ti.Vector([0, 0, 0, 0]), False)  # a whole row, every entry written below
+    adr = d.efc_i[b, r, EFC_JADR]
     for c in range(m.opt_i[SZ_NV]):
         v = d.ten_J[b, t, c] * scale
-        d.efc_J[b, d.efc_i[b, r, EFC_JADR] + c] = v  # a whole row
+        d.efc_J[b, adr + c] = v
         if v != 0.0:
             nonzero = True
     return nonzero
