@@ -216,3 +216,15 @@ def test_every_stored_row_entry_is_written():
         contact = ref["efc_type"] >= int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS)
         legs_touching += int(np.any(contact & (ref["efc_J"][:, 6] == 0) & (ref["efc_J"][:, 7] != 0)))
     assert legs_touching > 0  # the gap case was exercised
+    # dof friction and joint limit rows (hinge, slide, ball) write their one or three entries the same way
+    mjm = mujoco.MjModel.from_xml_string(JOINTS)
+    sim = compat_sim(mjm)
+    kinds = set()
+    for qpos, qvel in _states(mjm, 6, 25, qvel_scale=3.0):
+        ref = _mujoco_rows(mjm, qpos, qvel)
+        sim.reset(qpos=qpos, qvel=qvel)
+        sim._d["efc_J"][:] = np.nan
+        sim.forward()
+        _assert_same_rows(sim.constraints(0), ref)
+        kinds |= {int(t) for t in ref["efc_type"]}
+    assert {int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF), int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT)} <= kinds

@@ -32,7 +32,7 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
 from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
 from rigidsim.engine.constraint.rows import (
-    chain_span, jac_dif_step, place_span, row_vel, set_impedance, set_r, set_row, soft_row, zero_span,
+    chain_span, jac_dif_step, place_span, row_vel, set_impedance, set_r, set_row, soft_row,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
@@ -53,8 +53,8 @@ from rigidsim.engine.solver.linalg import jcol
 def _scalar_row(m: ti.template(), d: ti.template(), b, r, typ, id, dof, jval, pos, margin, frictionloss, diag_a,
                 ref, solimp):
     """A row whose Jacobian is jval at one dof (a dof's friction loss)."""
-    zero_span(m, d, b, r, 1, ti.Vector([dof, dof + 1, 0, 0]))
-    d.efc_J[b, d.efc_i[b, r, EFC_JADR]] = jval  # its span: the dof alone
+    place_span(m, d, b, r, 1, ti.Vector([dof, dof + 1, 0, 0]), False)  # its span: the dof alone, written next
+    d.efc_J[b, d.efc_i[b, r, EFC_JADR]] = jval
     soft_row(m, d, b, r, typ, id, pos, margin, frictionloss, diag_a, ref, solimp, typ == CNSTR_FRICTION_DOF)
 
 
@@ -103,7 +103,8 @@ def limit_rows(m: ti.template(), d: ti.template(), b, r0):
                 else:
                     dist = side * (m.jnt_f[j, JNT_RANGE + s] - d.qpos[b, adr])
                 if dist < margin:
-                    zero_span(m, d, b, r, 1, ti.Vector([dof, dof + (3 if jt == JNT_BALL else 1), 0, 0]))
+                    # the joint's dofs, every entry written next
+                    place_span(m, d, b, r, 1, ti.Vector([dof, dof + (3 if jt == JNT_BALL else 1), 0, 0]), False)
                     nonzero = True
                     if jt == JNT_BALL:
                         nonzero = False
