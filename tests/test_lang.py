@@ -114,3 +114,79 @@ def test_cold_compile_walks_each_function_once(tmp_path):
         walks, values = r.stdout.strip().splitlines()[-1].split(" ", 1)
         assert walks == expect_walks
         assert values == "[3.0, 6.0, 9.0, 12.0]"
+
+
+def test_fast_wrap_gives_textwrap_lines():
+    # The caret text Quadrants builds for every expression goes through TextWrapper(width=80).wrap; the shim's
+    # shortcut must give the same lines for every source line of the engine and Quadrants, and for caret
+    # lines under them, blank lines, and lines at and past the width.
+    import random
+    import textwrap as tw
+
+    import quadrants
+
+    from rigidsim.engine.lang import _fast_wrap
+
+    wrapper = tw.TextWrapper(width=80)
+    fast = _fast_wrap(tw.TextWrapper.wrap, 80)
+    lines = []
+    for root in (ROOT / "rigidsim", Path(quadrants.__file__).parent / "lang"):
+        for f in sorted(root.rglob("*.py")):
+            lines += f.read_text().split("\n")
+    rng = random.Random(0)
+    carets = []
+    for line in lines:
+        a = rng.randint(0, max(len(line), 1))
+        e = rng.randint(a, max(len(line), 1))
+        hint = " " * a + "^" * (e - a)
+        carets.append(hint + " " * (len(line) - len(hint)))
+    odd = ["", " ", " " * 85, "x" * 80, "x" * 81, "a\tb", "  foo-bar baz  ", "a  b ", "é", "x" * 79 + "  "]
+    shortcut = 0
+    for text in lines + carets + odd:
+        assert fast(wrapper, text) == wrapper.wrap(text), repr(text)
+        shortcut += len(text) <= 80 and text.isascii() and text.isprintable()
+    assert shortcut > len(lines)  # the shortcut is what most lines take
+
+
+def test_source_positions_shim_installed_and_errors_still_point_at_the_line(tmp_path):
+    # The shim's replacements are in place, and a kernel that does not compile still gets Quadrants' message:
+    # the file, the line and a caret under the offending expression.
+    code = textwrap.dedent(
+        """
+        import importlib
+        import numpy as np
+        from rigidsim.engine import runtime
+        from rigidsim.engine.lang import kernel, ti
+        runtime.init(64, "cpu")
+        atu = importlib.import_module("quadrants.lang.ast.ast_transformer_utils")
+        fb = importlib.import_module("quadrants.lang._func_base")
+        dc = importlib.import_module("quadrants.lang._kernel_impl_dataclass")
+        assert atu.TextWrapper.wrap._rigidsim
+        assert fb.get_source_info_and_src._rigidsim
+        assert dc.unpack_ast_struct_expressions._rigidsim
+
+        @ti.func
+        def broken(x):
+            return x + undefined_name_here
+
+        @kernel
+        def k(a: ti.types.ndarray()):
+            for i in range(a.shape[0]):
+                a[i] = broken(a[i])
+
+        try:
+            k(np.zeros(3))
+        except Exception as e:
+            print(str(e))
+        """
+    )
+    script = tmp_path / "positions.py"
+    script.write_text(code)
+    env = {**os.environ, "RIGIDSIM_CACHE_DIR": str(tmp_path / "cache")}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env,
+                       cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    lineno = code.splitlines().index("    return x + undefined_name_here") + 1
+    assert f'File "{script}", line {lineno}, in broken:' in r.stdout
+    assert "    return x + undefined_name_here\n" in r.stdout
+    assert "               ^^^^^^^^^^^^^^^^^^^" in r.stdout  # under the undefined name

@@ -8,7 +8,8 @@ kernel without re-running the Python AST transform. Switching the distribution i
 ``ti.template``, ``ti.static``, ``ti.Vector``, ndarray arguments).
 
 A cold compile walks each kernel's source once instead of Quadrants' twice (`_one_pass_compile`: the first
-of its two passes only looks for dataclass fields to prune, and our kernels take no dataclasses).
+of its two passes only looks for dataclass fields to prune, and our kernels take no dataclasses), and spends
+less on the source-position text kept for error messages (`_cheap_source_positions`: the same text).
 
 ``kernel`` is ``ti.kernel`` with fastcache on. Fastcache keys a kernel on the source text of its
 functions, its argument types and the compile config, not on module-level constants (our column
@@ -129,6 +130,67 @@ def _one_pass_compile():
 
 
 _one_pass_compile()
+
+
+def _fast_wrap(wrap, width):
+    """``TextWrapper(width).wrap`` with a shortcut for what it does to a short line of printable ASCII: one line,
+    its trailing spaces dropped (none for a blank line). Anything else (tabs, other whitespace, longer lines)
+    goes to the original."""
+
+    def fast(self, text):
+        if self.width == width and len(text) <= width and text.isascii() and text.isprintable():
+            text = text.rstrip(" ")
+            return [text] if text else []
+        return wrap(self, text)
+
+    fast._rigidsim = True
+    return fast
+
+
+def _cheap_source_positions():
+    """A cold compile spends about a quarter of its Python time on text that only an error message shows: for
+    every expression node, Quadrants formats its source line with a caret line under it, each through
+    ``textwrap.TextWrapper.wrap`` (width 80); it reads each function's source lines through ``inspect`` at
+    every inlined call (hundreds per kernel); and it walks each function's AST once more to flatten dataclass
+    attributes even when the function has none. This gives the same strings and trees for less: the wrapper's
+    shortcut for short printable lines (`_fast_wrap`), the source of a function read once per process, and no
+    walk when there is nothing to flatten. Anything unexpected leaves Quadrants as it is."""
+    try:
+        from quadrants.lang import _func_base, _kernel_impl_dataclass, kernel as _kernel_mod
+        from quadrants.lang.ast import ast_transformer_utils as _atu
+    except ImportError:
+        return
+    base = getattr(_atu, "TextWrapper", None)
+    if isinstance(base, type) and not getattr(base.wrap, "_rigidsim", False):
+        _atu.TextWrapper = type("TextWrapper", (base,), {"wrap": _fast_wrap(base.wrap, 80)})
+
+    read = getattr(_func_base, "get_source_info_and_src", None)
+    if callable(read) and not getattr(read, "_rigidsim", False):
+        seen = {}
+
+        def get_source_info_and_src(func):
+            hit = seen.get(func)
+            if hit is None:
+                hit = seen[func] = read(func)
+            return hit[0], list(hit[1])
+
+        get_source_info_and_src._rigidsim = True
+        _func_base.get_source_info_and_src = get_source_info_and_src
+        if getattr(_kernel_mod, "get_source_info_and_src", None) is read:
+            _kernel_mod.get_source_info_and_src = get_source_info_and_src
+
+    unpack = getattr(_kernel_impl_dataclass, "unpack_ast_struct_expressions", None)
+    if callable(unpack) and not getattr(unpack, "_rigidsim", False):
+
+        def unpack_ast_struct_expressions(tree, struct_locals):
+            # with no struct names, the flattening changes no node and the parsed tree has every location
+            return tree if not struct_locals else unpack(tree, struct_locals=struct_locals)
+
+        unpack_ast_struct_expressions._rigidsim = True
+        _kernel_impl_dataclass.unpack_ast_struct_expressions = unpack_ast_struct_expressions
+
+
+_cheap_source_positions()
 
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
