@@ -190,3 +190,48 @@ def test_source_positions_shim_installed_and_errors_still_point_at_the_line(tmp_
     assert f'File "{script}", line {lineno}, in broken:' in r.stdout
     assert "    return x + undefined_name_here\n" in r.stdout
     assert "               ^^^^^^^^^^^^^^^^^^^" in r.stdout  # under the undefined name
+
+
+def test_real_function_calling_an_inlined_function_with_a_loop(tmp_path):
+    # An inlined ti.func called inside a real function must emit its loop into that function (Quadrants
+    # 1.3.3 emits it into the kernel, and a later pass crashes); the shim fixes the builder. Checked against
+    # numpy, cold and then warm.
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from rigidsim.engine import runtime
+        from rigidsim.engine.lang import kernel, ti
+        runtime.init(64, "cpu")
+
+        @ti.func
+        def add_row(x: ti.template(), y: ti.template(), b, n):
+            for i in range(n):
+                y[b, i] = y[b, i] + x[b, i] * (i + 1)
+
+        @ti.func(is_real_function=True)
+        def part(b: ti.i32, n: ti.i32, x: ti.types.ndarray(), y: ti.types.ndarray()):
+            add_row(x, y, b, n)
+
+        @kernel
+        def k(x: ti.types.ndarray(), y: ti.types.ndarray()):
+            for b in range(x.shape[0]):
+                for s in range(2):
+                    part(b, x.shape[1] - s, x, y)
+
+        x = np.arange(12.0).reshape(3, 4) + 1.0
+        y = np.zeros((3, 4))
+        k(x, y)
+        w = np.arange(1.0, 5.0)
+        expect = 2 * x * w
+        expect[:, 3] -= x[:, 3] * 4
+        print(np.array_equal(y, expect))
+        """
+    )
+    script = tmp_path / "real_function.py"
+    script.write_text(code)
+    env = {**os.environ, "RIGIDSIM_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env,
+                           cwd=str(ROOT))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip().splitlines()[-1] == "True"

@@ -192,6 +192,34 @@ def _cheap_source_positions():
 
 _cheap_source_positions()
 
+
+def _real_function_builder():
+    """An inlined ``ti.func`` called inside a real function (``ti.func(is_real_function=True)``) must emit its
+    statements into that function's body. Quadrants 1.3.3 gives it the kernel's AST builder instead, so its
+    loops land in the kernel and the function reads the kernel's variables (a crash in a later pass). Every
+    other construct already uses the callable being compiled; this makes the inlined call do the same. With
+    no real function being compiled, the answer is the kernel's builder, as before."""
+    try:
+        from quadrants._lib.core.quadrants_python import Function as FunctionCxx
+        from quadrants.lang.kernel import Kernel
+    except ImportError:
+        return
+    builder = getattr(Kernel, "ast_builder", None)
+    if builder is None or getattr(builder, "_rigidsim", False):
+        return
+
+    def ast_builder(self):
+        compiling = impl.get_runtime()._compiling_callable
+        if isinstance(compiling, FunctionCxx):
+            return compiling.ast_builder()
+        return builder(self)
+
+    ast_builder._rigidsim = True
+    Kernel.ast_builder = ast_builder
+
+
+_real_function_builder()
+
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
 __all__ = ["ti", "impl", "kernel", "DIST", "VERSION"]
