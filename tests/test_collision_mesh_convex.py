@@ -35,7 +35,7 @@ from rigidsim import model as M
 from rigidsim.engine import data as D
 from rigidsim.engine import layout as L
 from rigidsim.engine.lang import ti
-from rigidsim.engine.kernels import _Flat, _Group
+from rigidsim.engine.groups import _Flat, _Group
 from rigidsim.engine.layout import CON_DIST, CON_FRAME, CON_POS, NDCON
 from rigidsim.engine.collision import gjk, support
 from rigidsim.engine.collision.mesh import with_meshes

@@ -39,7 +39,7 @@ from rigidsim.engine import layout as L
 from rigidsim.engine.collision import support
 from rigidsim.engine.collision.hfield import gjk_pair
 from rigidsim.engine.collision.params import BUILT, collider_of
-from rigidsim.engine.kernels import _Flat, _Group
+from rigidsim.engine.groups import _Flat, _Group
 from rigidsim.engine.lang import ti
 from rigidsim.engine.layout import CON_DIST, CON_FRAME, CON_POS, NDCON
 

@@ -319,7 +319,7 @@ def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: boo
 
 
 # ----------------------------------------------------------------------------- the kernels' array arguments
-# One line per array. Every kernel takes these arrays, in this order, flattened to 1-D (kernels._Flat):
+# One line per array. Every kernel takes these arrays, in this order, flattened to 1-D (groups._Flat):
 # `data.put_model` fills the model arrays and `data.make_data` allocates the data arrays from these tables,
 # and kernels.py's argument lists are generated from them (`python -m rigidsim.engine.kernel_args`; a test
 # fails when they are out of date). Rows and columns name a size of `data.array_sizes` or are constants;

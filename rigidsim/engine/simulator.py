@@ -86,7 +86,7 @@ class Simulator:
                 # more than the scene needs compiled in: one kernel serves many scenes and options (colliders,
                 # rows and solver parts are then chosen at run time)
                 self._cfg |= int(stage)
-        # kernels take every packed array flattened to 1-D (see `kernels._Flat`)
+        # kernels take every packed array flattened to 1-D (see `groups._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
         self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
