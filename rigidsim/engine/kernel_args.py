@@ -8,8 +8,9 @@ between marker comments and rendered here from the tables, so a new array is one
     # >>> generated: groups             `_model(...)` and `_data(opt_i, ...)` over the same names
     # <<< generated                     ends either region
 
-``python -m rigidsim.engine.kernel_args`` rewrites kernels.py (and collision/kernel.py, constraint/kernel.py) in place; tests/test_kernel_args.py fails
-while the file is out of date.
+``python -m rigidsim.engine.kernel_args`` rewrites kernels.py (and collision/kernel.py, constraint/kernel.py,
+functions.py: `functions.compiled` takes every array too) in place; tests/test_kernel_args.py fails while a
+file is out of date.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from rigidsim.engine import layout as L
 
 KERNELS = Path(__file__).resolve().parent / "kernels.py"
 # every file with generated regions
-FILES = (KERNELS, Path(__file__).resolve().parent / "collision" / "kernel.py",
-         Path(__file__).resolve().parent / "constraint" / "kernel.py")
+_ENGINE = Path(__file__).resolve().parent
+FILES = (KERNELS, _ENGINE / "collision" / "kernel.py", _ENGINE / "constraint" / "kernel.py", _ENGINE / "functions.py")
 WIDTH = 116
 _REGION = re.compile(r"^(?P<indent>[ \t]*)# >>> generated: (?P<kind>\w+)\n(?P<body>.*?)^[ \t]*# <<< generated\n",
                      re.M | re.S)

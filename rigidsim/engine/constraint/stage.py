@@ -5,13 +5,18 @@ then, so a scene without constraints compiles none of this code.
 
 The stage's compile-time mask `cfg` (`stage_mask`) carries the colliders the scene's pairs use (bits 0-31,
 `collision.params.kinds_of`), the solver parts its options need (bits 32-47, `solver.variant_of`) and the
-kinds of rows it can make (bits 48 on, `instantiate.rows_of`): a kernel compiles only those."""
+kinds of rows it can make (bits 48 on, `instantiate.rows_of`): a kernel compiles only those.
+
+Its three parts (collision; the rows and their aref; the solve) are each compiled as a function of its own
+(`functions.compiled`) rather than inlined into the step: the step's code is then several LLVM functions of
+moderate size instead of one very large one, which compiles and loads in about half the time (README)."""
 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.collision.driver import collision
 from rigidsim.engine.constraint.instantiate import make_constraint, reference_constraint
 from rigidsim.engine.layout import SZ_NCONMAX
+from rigidsim.engine.functions import arrays, compiled
 from rigidsim.engine.solver import fwd_constraint
 
 SOLVER_SHIFT, ROWS_SHIFT = 32, 48
@@ -34,12 +39,26 @@ def wide_stage(kinds: int) -> int:
 @ti.func
 def constraint_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
     """Contacts (with the colliders of `cfg`; none when it has none), rows, aref, then the solve: qacc,
-    efc_force, qfrc_constraint."""
+    efc_force, qfrc_constraint. Each part a compiled function of its own."""
     ncon = 0
     if ti.static((cfg & 0xFFFFFFFF) != 0):
-        cap = m.opt_i[SZ_NCONMAX]
-        collision(m, d, b, cap, ti.static(cfg & 0xFFFFFFFF))
-        ncon = ti.min(d.ncon[b], cap)
-    make_constraint(m, d, b, ncon, ti.static(cfg >> ROWS_SHIFT))
-    reference_constraint(m, d, b, ti.static(cfg >> ROWS_SHIFT))
-    fwd_constraint(m, d, b, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF))
+        compiled(b, 0, _collide, ti.static(cfg & 0xFFFFFFFF), 0, *arrays(m, d))
+        ncon = ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])
+    compiled(b, ncon, _rows, ti.static(cfg >> ROWS_SHIFT), 0, *arrays(m, d))
+    compiled(b, 0, _solve, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF), 0, *arrays(m, d))
+
+
+@ti.func
+def _collide(m: ti.template(), d: ti.template(), b, n, kinds: ti.template(), _s: ti.template()):
+    collision(m, d, b, m.opt_i[SZ_NCONMAX], kinds)
+
+
+@ti.func
+def _rows(m: ti.template(), d: ti.template(), b, ncon, rows: ti.template(), _s: ti.template()):
+    make_constraint(m, d, b, ncon, rows)
+    reference_constraint(m, d, b, rows)
+
+
+@ti.func
+def _solve(m: ti.template(), d: ti.template(), b, n, variant: ti.template(), _s: ti.template()):
+    fwd_constraint(m, d, b, variant)
