@@ -16,7 +16,7 @@ from rigidsim.engine import runtime
 runtime.init(64, "cpu")
 
 from rigidsim.engine.lang import ti  # noqa: E402
-from rigidsim.engine.kernels import _Flat, _Group  # noqa: E402
+from rigidsim.engine.groups import _Flat, _Group  # noqa: E402
 from rigidsim.engine.layout import NDCON, CON_DIST, CON_FRAME, CON_POS  # noqa: E402
 
 ND = ti.types.ndarray()

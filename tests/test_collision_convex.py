@@ -23,7 +23,7 @@ import pytest
 from tests.collision_util import extent, make_frame, rand_quat
 from tests.mjref import mujoco
 from rigidsim.engine.lang import ti
-from rigidsim.engine.kernels import _Flat, _Group
+from rigidsim.engine.groups import _Flat, _Group
 from rigidsim.engine.layout import NDCON, CON_DIST, CON_FRAME, CON_POS
 from rigidsim.engine.collision import gjk, support
 

@@ -21,7 +21,7 @@ from tests.test_collision_mesh_convex import MESHES, mismatches
 from rigidsim.engine import data as D
 from rigidsim.engine import layout as L
 from rigidsim.engine.lang import ti
-from rigidsim.engine.kernels import _Flat, _Group
+from rigidsim.engine.groups import _Flat, _Group
 from rigidsim.engine.layout import CON_DIST, CON_FRAME, CON_POS, NDCON
 from rigidsim.engine.collision import hfield, support
 from rigidsim.engine.collision.params import BUILT, collider_of

@@ -163,6 +163,7 @@ def test_source_positions_shim_installed_and_errors_still_point_at_the_line(tmp_
         dc = importlib.import_module("quadrants.lang._kernel_impl_dataclass")
         assert atu.TextWrapper.wrap._rigidsim
         assert fb.get_source_info_and_src._rigidsim
+        assert importlib.import_module("quadrants.lang.kernel").get_source_info_and_src._rigidsim
         assert dc.unpack_ast_struct_expressions._rigidsim
 
         @ti.func

@@ -1,11 +1,14 @@
 """Stages of a step compiled as functions of their own instead of inlined into the kernel.
 
 A kernel inlines every ti.func it calls, so a whole step (the smooth dynamics, collision, the rows, the solve)
-becomes one LLVM function; LLVM's optimization, instruction selection and register allocation cost more than
-linearly in a function's size, in the cold compile and again when a cached kernel is loaded. `compiled`
-calls a stage as a real function (``ti.func(is_real_function=True)``): compiled once per stage and static
-arguments, kept out of line by LLVM when it is large, so the step is several functions of moderate size.
-The computation is the same, operation for operation.
+becomes one LLVM function, and a cold compile (the kernel language's own passes, LLVM's optimization and
+code generation) costs more than linearly in a function's size. `compiled` calls a stage as a real function
+(``ti.func(is_real_function=True)``): compiled once per stage and static arguments, kept out of line by LLVM
+when it is large, so the step is several functions of moderate size. The computation is the same, operation
+for operation. The price is paid per call: the arguments are packed, and the function reloads an array's
+address through them after each store (README: the instruction counts per step); so a stage goes out of line
+only where its compile time is worth it (the constraint stage's parts; the smooth stages, tried, cost the
+smooth engine 4 % per step for 2 s of cold start, and stay inline).
 
 A real function takes its arrays as arguments: `arrays` lists the kernel's arrays behind the groups m and d
 (in the order of `layout.MODEL_ARGS` and `layout.DATA_ARGS`), and `compiled` rebuilds the groups from its

@@ -10,6 +10,8 @@ kernel without re-running the Python AST transform. Switching the distribution i
 A cold compile walks each kernel's source once instead of Quadrants' twice (`_one_pass_compile`: the first
 of its two passes only looks for dataclass fields to prune, and our kernels take no dataclasses), and spends
 less on the source-position text kept for error messages (`_cheap_source_positions`: the same text).
+Real functions (``ti.func(is_real_function=True)``, `engine.functions`) get their inlined callees' code
+in their own body (`_real_function_builder`: Quadrants 1.3.3 puts it in the kernel's).
 
 ``kernel`` is ``ti.kernel`` with fastcache on. Fastcache keys a kernel on the source text of its
 functions, its argument types and the compile config, not on module-level constants (our column
@@ -155,9 +157,13 @@ def _cheap_source_positions():
     attributes even when the function has none. This gives the same strings and trees for less: the wrapper's
     shortcut for short printable lines (`_fast_wrap`), the source of a function read once per process, and no
     walk when there is nothing to flatten. Anything unexpected leaves Quadrants as it is."""
+    import importlib
+
     try:
-        from quadrants.lang import _func_base, _kernel_impl_dataclass, kernel as _kernel_mod
+        from quadrants.lang import _func_base, _kernel_impl_dataclass
         from quadrants.lang.ast import ast_transformer_utils as _atu
+        # the module, not the `kernel` decorator the package exports under the same name
+        _kernel_mod = importlib.import_module("quadrants.lang.kernel")
     except ImportError:
         return
     base = getattr(_atu, "TextWrapper", None)

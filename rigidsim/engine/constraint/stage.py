@@ -9,7 +9,7 @@ kinds of rows it can make (bits 48 on, `instantiate.rows_of`): a kernel compiles
 
 Its three parts (collision; the rows and their aref; the solve) are each compiled as a function of its own
 (`functions.compiled`) rather than inlined into the step: the step's code is then several LLVM functions of
-moderate size instead of one very large one, which compiles and loads in about half the time (README)."""
+moderate size instead of one very large one, which compiles in about 0.6 of the time (README)."""
 
 from rigidsim.engine.lang import ti
 
