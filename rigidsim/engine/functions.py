@@ -12,8 +12,8 @@ smooth engine 4 % per step for 2 s of cold start, and stay inline).
 
 A real function takes its arrays as arguments: `arrays` lists the kernel's arrays behind the groups m and d
 (in the order of `layout.MODEL_ARGS` and `layout.DATA_ARGS`), and `compiled` rebuilds the groups from its
-own arguments. A stage is a ti.func ``stage(m, d, b, n, s1, s2)``: env b, an integer n, two compile-time
-values; the call is ``compiled(b, n, stage, s1, s2, *arrays(m, d))``.
+own arguments. A stage is a ti.func ``stage(m, d, b, n, mask)``: env b, an integer n and a compile-time
+value; the call is ``compiled(b, n, stage, mask, *arrays(m, d))``.
 """
 
 from rigidsim.engine.lang import ti
@@ -30,7 +30,7 @@ def arrays(m, d):
 
 @ti.func(is_real_function=True)
 def compiled(
-    b: ti.i32, n: ti.i32, stage: ti.template(), s1: ti.template(), s2: ti.template(),
+    b: ti.i32, n: ti.i32, stage: ti.template(), mask: ti.template(),
     # >>> generated: signature
     # Model:
     body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
@@ -46,7 +46,7 @@ def compiled(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
 ):
-    """``stage(m, d, b, n, s1, s2)`` as a function of its own, with the groups rebuilt from the arguments."""
+    """``stage(m, d, b, n, mask)`` as a function of its own, with the groups rebuilt from the arguments."""
     stage(
         # >>> generated: groups
         _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
@@ -58,4 +58,4 @@ def compiled(
               efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H, solver_Hcone,
               solver_n),
         # <<< generated
-        b, n, s1, s2)
+        b, n, mask)

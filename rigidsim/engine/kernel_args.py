@@ -21,9 +21,9 @@ from pathlib import Path
 
 from rigidsim.engine import layout as L
 
-KERNELS = Path(__file__).resolve().parent / "kernels.py"
-# every file with generated regions
 _ENGINE = Path(__file__).resolve().parent
+KERNELS = _ENGINE / "kernels.py"
+# every file with generated regions
 FILES = (KERNELS, _ENGINE / "collision" / "kernel.py", _ENGINE / "constraint" / "kernel.py", _ENGINE / "functions.py")
 WIDTH = 116
 _REGION = re.compile(r"^(?P<indent>[ \t]*)# >>> generated: (?P<kind>\w+)\n(?P<body>.*?)^[ \t]*# <<< generated\n",

@@ -42,23 +42,23 @@ def constraint_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
     efc_force, qfrc_constraint. Each part a compiled function of its own."""
     ncon = 0
     if ti.static((cfg & 0xFFFFFFFF) != 0):
-        compiled(b, 0, _collide, ti.static(cfg & 0xFFFFFFFF), 0, *arrays(m, d))
+        compiled(b, 0, _collide, ti.static(cfg & 0xFFFFFFFF), *arrays(m, d))
         ncon = ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])
-    compiled(b, ncon, _rows, ti.static(cfg >> ROWS_SHIFT), 0, *arrays(m, d))
-    compiled(b, 0, _solve, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF), 0, *arrays(m, d))
+    compiled(b, ncon, _rows, ti.static(cfg >> ROWS_SHIFT), *arrays(m, d))
+    compiled(b, 0, _solve, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF), *arrays(m, d))
 
 
 @ti.func
-def _collide(m: ti.template(), d: ti.template(), b, n, kinds: ti.template(), _s: ti.template()):
+def _collide(m: ti.template(), d: ti.template(), b, n, kinds: ti.template()):
     collision(m, d, b, m.opt_i[SZ_NCONMAX], kinds)
 
 
 @ti.func
-def _rows(m: ti.template(), d: ti.template(), b, ncon, rows: ti.template(), _s: ti.template()):
+def _rows(m: ti.template(), d: ti.template(), b, ncon, rows: ti.template()):
     make_constraint(m, d, b, ncon, rows)
     reference_constraint(m, d, b, rows)
 
 
 @ti.func
-def _solve(m: ti.template(), d: ti.template(), b, n, variant: ti.template(), _s: ti.template()):
+def _solve(m: ti.template(), d: ti.template(), b, n, variant: ti.template()):
     fwd_constraint(m, d, b, variant)
