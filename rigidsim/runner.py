@@ -172,7 +172,8 @@ def check_supported(model: M.Model, r: Dict[str, Any], model_only_hint: bool = F
 
 def contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     """The trajectory file's contact rows (docs/SPEC.md) of one frame from `Simulator.contacts`: geoms,
-    bodies, position, normal (geom a to geom b), penetration (-dist) and force (NaN until the solver lands)."""
+    bodies, position, normal (geom a to geom b), penetration (-dist) and force (NaN: collision detection alone,
+    for frame 0 of a scene the engine does not step)."""
     geom = c["geom"].astype(np.int32)
     return {"count": c["count"][None, :], "geom": geom, "body": np.asarray(model.geom_bodyid, np.int32)[geom],
             "position": c["pos"], "normal": c["frame"][:, 0, :], "penetration": -c["dist"],

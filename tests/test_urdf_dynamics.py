@@ -48,7 +48,7 @@ def results():
         path = DATA / f"{name}.urdf"
         mjm = mujoco.MjModel.from_xml_path(str(path))
         ours = load_urdf(path)
-        # smooth dynamics only: the engine refuses constraint rows until the solver lands
+        # smooth dynamics only: this test compares the unconstrained quantities
         ours.opt = dataclasses.replace(ours.opt, disableflags=ours.opt.disableflags | M.DSBL_CONSTRAINT)
         assert (ours.nq, ours.nv) == (mjm.nq, mjm.nv), name
         qpos = _random_qpos(mjm, rng)
