@@ -91,6 +91,7 @@ class Simulator:
         self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
+        self._ctrl_row = None  # see _launch
         self.reset()
 
     def _set_layout(self, contacts: bool) -> None:
@@ -260,6 +261,13 @@ class Simulator:
             cs, use = self._noctrl, 0
         else:
             rows = ctrl if ctrl.shape[0] == 1 else ctrl[s0:s0 + n]
+            if rows.shape[0] == 1 and self.backend == "cpu":
+                # one control row (the step-at-a-time loop): copied into an array kept from call to call, so
+                # that the launch reuses its cached argument context (`lang._cached_host_array_launches`)
+                if self._ctrl_row is None or self._ctrl_row.shape != rows.shape:
+                    self._ctrl_row = np.empty(rows.shape, self.dtype)
+                self._ctrl_row[...] = rows
+                rows = self._ctrl_row
             cs, use = (self._dev(rows), 1) if rows.shape[0] else (self._noctrl, 0)
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
