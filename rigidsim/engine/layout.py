@@ -251,14 +251,16 @@ NSOLV = 15
 # solver_vi [B, nv, NSOLVI] ints: SVI_TREE the dof's kinematic tree (named by its first dof), SVI_PARENT the
 # union-find parent of a tree (rows of first dofs), SVI_ISLAND the dof's constraint island (-1: none),
 # SVI_LIST row k: the k-th dof of the island being solved, SVI_POS the dof's position in that list,
-# SVI_NITER row k: island k's iterations
-SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER = 0, 1, 2, 3, 4, 5
-NSOLVI = 6
+# SVI_NITER row k: island k's iterations; SVI_NEXT the next dof of the dof's island (-1: the last), SVI_HEAD
+# and SVI_RHEAD row k: island k's first dof and first row (-1: none)
+SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER, SVI_NEXT, SVI_HEAD, SVI_RHEAD = range(9)
+NSOLVI = 9
 # solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
 # row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
-# (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart)
-SEI_OLDSTATE, SEI_ISLAND, SEI_LIST, SEI_STATE = 0, 1, 2, 3
-NSOLEI = 4
+# (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart), SEI_NEXT the
+# next row of the row's island (-1: the last)
+SEI_OLDSTATE, SEI_ISLAND, SEI_LIST, SEI_STATE, SEI_NEXT = 0, 1, 2, 3, 4
+NSOLEI = 5
 # solver_H, solver_Hcone [B, nv, nv]: the dense Newton Hessian's Cholesky factor (lower triangle, indexed by
 # position in the island), and the same with the elliptic cones' rank updates
 # solver_n [B, NSOLN] ints: the number of islands of the last solve

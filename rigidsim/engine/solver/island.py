@@ -20,8 +20,8 @@ from rigidsim.engine.layout import (
     BODY_LASTDOF, CNSTR_CONTACT_ELLIPTIC, CNSTR_CONTACT_FRICTIONLESS, CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_GEOM1, CON_GEOM2, DOF_PARENTID, DSBL_ISLAND,
     EFC_ID, EFC_TYPE, EQ_BODY1, EQ_BODY2,
-    EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SVI_ISLAND, SVI_LIST,
-    SVI_PARENT, SVI_POS, SVI_TREE, SZ_NV, EFC_JADR,
+    EFCN_NEFC, FRAME_BODYID, JNT_DOFADR, OPT_DISABLEFLAGS, SEI_ISLAND, SEI_LIST, SEI_NEXT, SVI_HEAD, SVI_ISLAND,
+    SVI_LIST, SVI_NEXT, SVI_PARENT, SVI_POS, SVI_RHEAD, SVI_TREE, SZ_NV, EFC_JADR,
 )
 from rigidsim.engine.solver.linalg import passes
 
@@ -169,24 +169,51 @@ def find_islands(m: ti.template(), d: ti.template(), b):
             if t >= 0:
                 isl = d.solver_vi[b, t, SVI_ISLAND]
             d.solver_efc_i[b, r, SEI_ISLAND] = isl
+        # each island's dofs and rows as a list linked in ascending order, built once here so that `lists`
+        # walks island k's alone (a scan of every dof and row per island cost O(islands * (nv + nefc)))
+        for k in range(nisland):
+            d.solver_vi[b, k, SVI_HEAD] = -1
+            d.solver_vi[b, k, SVI_RHEAD] = -1
+        for ii in range(nv):
+            i = nv - 1 - ii
+            isl = d.solver_vi[b, i, SVI_ISLAND]
+            if isl >= 0:
+                d.solver_vi[b, i, SVI_NEXT] = d.solver_vi[b, isl, SVI_HEAD]
+                d.solver_vi[b, isl, SVI_HEAD] = i
+        for rr in range(nefc):
+            r = nefc - 1 - rr
+            isl = d.solver_efc_i[b, r, SEI_ISLAND]
+            if isl >= 0:
+                d.solver_efc_i[b, r, SEI_NEXT] = d.solver_vi[b, isl, SVI_RHEAD]
+                d.solver_vi[b, isl, SVI_RHEAD] = r
     return nisland
 
 
 @ti.func
 def lists(m: ti.template(), d: ti.template(), b, k):
-    """Write the dof and row lists of island k (k < 0: every dof and row) and each listed dof's position;
-    returns (number of dofs, number of rows)."""
-    nv = m.opt_i[SZ_NV]
-    nefc = d.efc_n[b, EFCN_NEFC]
+    """Write the dof and row lists of island k (k < 0: every dof and row; else from the island's linked lists
+    that `find_islands` built, ascending) and each listed dof's position; returns (number of dofs, number of
+    rows)."""
     nvi = 0
-    for i in range(nv):
-        if k < 0 or d.solver_vi[b, i, SVI_ISLAND] == k:
+    nrow = 0
+    if k < 0:
+        for i in range(m.opt_i[SZ_NV]):
             d.solver_vi[b, nvi, SVI_LIST] = i
             d.solver_vi[b, i, SVI_POS] = nvi
             nvi += 1
-    nrow = 0
-    for r in range(nefc):
-        if k < 0 or d.solver_efc_i[b, r, SEI_ISLAND] == k:
+        nrow = d.efc_n[b, EFCN_NEFC]
+        for r in range(nrow):
+            d.solver_efc_i[b, r, SEI_LIST] = r
+    else:
+        i = d.solver_vi[b, k, SVI_HEAD]
+        while i >= 0:
+            d.solver_vi[b, nvi, SVI_LIST] = i
+            d.solver_vi[b, i, SVI_POS] = nvi
+            nvi += 1
+            i = d.solver_vi[b, i, SVI_NEXT]
+        r = d.solver_vi[b, k, SVI_RHEAD]
+        while r >= 0:
             d.solver_efc_i[b, nrow, SEI_LIST] = r
             nrow += 1
+            r = d.solver_efc_i[b, r, SEI_NEXT]
     return nvi, nrow
