@@ -174,19 +174,22 @@ def find_islands(m: ti.template(), d: ti.template(), b):
         for k in range(nisland):
             d.solver_vi[b, k, SVI_HEAD] = -1
             d.solver_vi[b, k, SVI_RHEAD] = -1
-        for ii in range(nv):
-            i = nv - 1 - ii
-            isl = d.solver_vi[b, i, SVI_ISLAND]
-            if isl >= 0:
-                d.solver_vi[b, i, SVI_NEXT] = d.solver_vi[b, isl, SVI_HEAD]
-                d.solver_vi[b, isl, SVI_HEAD] = i
-        for rr in range(nefc):
-            r = nefc - 1 - rr
-            isl = d.solver_efc_i[b, r, SEI_ISLAND]
-            if isl >= 0:
-                d.solver_efc_i[b, r, SEI_NEXT] = d.solver_vi[b, isl, SVI_RHEAD]
-                d.solver_vi[b, isl, SVI_RHEAD] = r
+        _link(d, b, nv, d.solver_vi, SVI_ISLAND, SVI_NEXT, SVI_HEAD)
+        _link(d, b, nefc, d.solver_efc_i, SEI_ISLAND, SEI_NEXT, SVI_RHEAD)
     return nisland
+
+
+@ti.func
+def _link(d: ti.template(), b, n, items: ti.template(), isl_col: ti.template(), next_col: ti.template(),
+          head_col: ti.template()):
+    """Prepend items n-1 .. 0 (dofs or rows) to their island's list: the island's first item in column
+    head_col of row k of solver_vi, each item's next in its own next_col, so each list ascends."""
+    for jj in range(n):
+        j = n - 1 - jj
+        isl = items[b, j, isl_col]
+        if isl >= 0:
+            items[b, j, next_col] = d.solver_vi[b, isl, head_col]
+            d.solver_vi[b, isl, head_col] = j
 
 
 @ti.func
