@@ -11,7 +11,9 @@ A cold compile walks each kernel's source once instead of Quadrants' twice (`_on
 of its two passes only looks for dataclass fields to prune, and our kernels take no dataclasses), and spends
 less on the source-position text kept for error messages (`_cheap_source_positions`: the same text).
 Real functions (``ti.func(is_real_function=True)``, `engine.functions`) get their inlined callees' code
-in their own body (`_real_function_builder`: Quadrants 1.3.3 puts it in the kernel's).
+in their own body (`_real_function_builder`: Quadrants 1.3.3 puts it in the kernel's). A launch with
+numpy arguments reuses its argument context while those arrays live (`_cached_host_array_launches`:
+Quadrants caches it for its own ndarrays only).
 
 ``kernel`` is ``ti.kernel`` with fastcache on. Fastcache keys a kernel on the source text of its
 functions, its argument types and the compile config, not on module-level constants (our column
