@@ -87,9 +87,11 @@ def mujoco_contacts(mujoco, mjm, qpos_rows):
     return out
 
 
-def rigidsim_contacts(model, qpos_rows, options=None):
+def rigidsim_contacts(model, qpos_rows, options=None, same_kernel=False):
     """Our contacts at each qpos row (one env per row), with the pair parameters they carry: per row a list
-    of dicts like `mujoco_contacts`'. `options`: --set style overrides on top of MuJoCo compatibility."""
+    of dicts like `mujoco_contacts`'. `options`: --set style overrides on top of MuJoCo compatibility.
+    `same_kernel`: compile the midphase in even where no row uses it (a model with the midphase disabled then
+    reuses the kernel compiled for it enabled; the rows decide at run time)."""
     from rigidsim import options as opts
     from rigidsim.engine import data as D
     from rigidsim.engine import layout as L
@@ -99,6 +101,10 @@ def rigidsim_contacts(model, qpos_rows, options=None):
     model = opts.apply(model, r)
     rows = np.atleast_2d(np.asarray(qpos_rows, np.float64))
     sim = Simulator(model, rows.shape[0], kinematics_only=True, pair_options=r)
+    if same_kernel:
+        from rigidsim.engine.collision.params import MIDPHASE_BIT
+
+        sim._kinds |= MIDPHASE_BIT
     sim.reset(qpos=rows)
     sim.collide()
     c = sim.contacts()

@@ -54,15 +54,16 @@ def model_from_mujoco(mjm) -> M.Model:
 
 def test_stage():
     """The constraint-stage parts the parity tests compile into every Simulator beyond the scene's own:
-    every kind of row, every solver part and the analytic colliders. Scenes whose colliders are among
-    those share one compiled kernel (each distinct mask is a cold compile of 10-40 s on a 2-core machine)."""
-    from rigidsim.engine.collision.params import COLLIDER_ID, kinds_of
+    every kind of row, every solver part, the analytic colliders and the midphase box test. Scenes whose
+    colliders are among those share one compiled kernel (each distinct mask is a cold compile of 10-40 s on a
+    2-core machine)."""
+    from rigidsim.engine.collision.params import COLLIDER_ID, MIDPHASE_BIT, kinds_of
     from rigidsim.engine.constraint.stage import wide_stage
 
     analytic = [COLLIDER_ID[k] for k in ("plane_sphere", "plane_capsule", "plane_cylinder", "plane_box",
                                          "sphere_sphere", "sphere_capsule", "sphere_cylinder", "sphere_box",
                                          "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")]
-    return wide_stage(kinds_of(analytic))
+    return wide_stage(kinds_of(analytic) | MIDPHASE_BIT)
 
 
 test_stage.__test__ = False  # a helper, not a test

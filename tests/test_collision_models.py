@@ -5,11 +5,11 @@ exact. The models that need a collider not built yet are listed, so the list mus
 (a test fails when it is out of date).
 
 MuJoCo tests the geoms of two bodies that have several through their bounding-volume trees first (the
-midphase: oriented-box tests at every level, mjDSBL_MIDPHASE off), which rigidsim does not have: it only
-ever drops pairs whose geoms are apart, or exactly touching where its rounding says apart. The Panda's
-finger pads (boxes) touch exactly at qpos0 (box-box distance -7e-18) and the midphase drops two of their
-four pairs; for the models listed in MIDPHASE_TIES the reference is MuJoCo with the midphase off, and the
-contacts its midphase drops must all be such ties (|dist| < 1e-12; the list must stay current)."""
+midphase), and so does rigidsim (`rigidsim.engine.bvh`, `collision.broadphase.midphase`). The midphase only
+drops pairs whose geoms are apart, or touching exactly where a box test's rounding says apart: the Panda's
+finger pads (boxes) touch exactly at qpos0 (box-box distance -7e-18) and MuJoCo's midphase drops two of
+their four pairs at an inner node of the fingers' trees. `test_midphase_ties` checks that those ties go as
+MuJoCo's do, with the midphase on and off (mjDSBL_MIDPHASE), and the trees themselves against mjModel's."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ pytestmark = pytest.mark.skipif(not MODELS.exists(), reason="../shared/models is
 
 # the models that still need a collider not built (none at present)
 NOT_BUILT: set = set()
-# models whose states have exactly touching geoms that MuJoCo's midphase drops (module docstring)
-MIDPHASE_TIES = {f"menagerie/franka_emika_panda/{name}.xml" for name in (
-    "panda", "panda_free_base", "panda_no_tendon", "scene", "scene_no_tendon")}
+# a model whose geoms touch exactly at qpos0 where MuJoCo's midphase drops some pairs (the module docstring)
+MIDPHASE_TIES = "menagerie/franka_emika_panda/scene.xml"
 
 
 # the default suite checks these (together they use every collider the shared models use: primitives,
@@ -92,23 +91,6 @@ def _states(mjm, n=24, every=12, seed=0):
     return np.array(out)
 
 
-def _without_midphase(mjm, q, ref):
-    """MuJoCo's contacts at the qpos rows with its midphase off, checked against `ref` (the midphase on): the
-    same but for some geom pairs the midphase dropped, each only with contacts at |dist| < 1e-12."""
-    mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
-    full = mujoco_contacts(mujoco, mjm, q)
-    dropped = 0
-    for b, (with_mid, without) in enumerate(zip(ref, full)):
-        count = lambda env, g: sum(1 for c in env if c["geom"] == g)  # noqa: E731
-        for g in {c["geom"] for c in without} | {c["geom"] for c in with_mid}:
-            if count(with_mid, g) != count(without, g):
-                assert count(with_mid, g) == 0, f"state {b}: the midphase changed pair {g}"
-                assert all(abs(c["dist"]) < 1e-12 for c in without if c["geom"] == g), f"state {b}, pair {g}"
-                dropped += 1
-    assert dropped, "MuJoCo's midphase drops nothing here: remove the model from MIDPHASE_TIES"
-    return full
-
-
 # colliders that run GJK/EPA (compared within 1e-6: their iterations amplify last-bit differences of the poses)
 GJK_COLLIDERS = {"convex", "convex_multi", "hfield", "mesh", "mesh_multi", "hfield_mesh"}
 
@@ -122,8 +104,6 @@ def test_model_contacts_match_mujoco(rel):
     mjm = mujoco.MjModel.from_xml_path(str(path))
     q = np.vstack([mjm.qpos0, _states(mjm)])
     ref = mujoco_contacts(mujoco, mjm, q)
-    if rel in MIDPHASE_TIES:
-        ref = _without_midphase(mjm, q, ref)
     ours = rigidsim_contacts(model, q)
 
     def gjk(c):
@@ -132,3 +112,51 @@ def test_model_contacts_match_mujoco(rel):
     for want, tol in ((True, 1e-6), (False, 1e-9)):
         pick = lambda envs: [[c for c in e if gjk(c) == want] for e in envs]  # noqa: E731
         assert_same_contacts(pick(ours), pick(ref), tol, f"{rel} (gjk={want})")
+
+
+def _pairs(env):
+    return sorted(c["geom"] for c in env)
+
+
+def test_midphase_ties():
+    """The Panda at qpos0: MuJoCo's midphase drops the finger pads' pairs (70, 79) and (71, 78), which touch
+    to the last bit (an inner node pair of the fingers' trees is apart in its rounding), and keeps (72, 81)
+    and (73, 80), which touch the same way; ours drops and keeps the same. With the midphase disabled
+    (mjDSBL_MIDPHASE, `<flag midphase="disable"/>`) both keep all four."""
+    from rigidsim.model import DSBL_MIDPHASE
+
+    path = MODELS / MIDPHASE_TIES
+    model, _ = _resolve(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    q = mjm.qpos0[None]
+    with_mid = mujoco_contacts(mujoco, mjm, q)
+    mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
+    without = mujoco_contacts(mujoco, mjm, q)
+    ties = sorted(set(_pairs(without[0])) - set(_pairs(with_mid[0])))
+    assert ties == [(70, 79), (71, 78)]  # what this test is about: MuJoCo's midphase drops exact ties
+    assert all(abs(c["dist"]) < 1e-12 for c in without[0] if c["geom"] in ties)
+    assert {(72, 81), (73, 80)} <= set(_pairs(with_mid[0]))
+    assert_same_contacts(rigidsim_contacts(model, q), with_mid, 1e-6, "midphase on")
+    model.opt.disableflags |= DSBL_MIDPHASE
+    assert_same_contacts(rigidsim_contacts(model, q, same_kernel=True), without, 1e-6, "midphase off")
+
+
+@pytest.mark.parametrize("rel", sorted({MIDPHASE_TIES, "dm_control/humanoid.xml", "dm_control/dog.xml",
+                                        "mujoco_warp/test_data/primitives.xml"}))
+def test_body_trees_match_mujoco(rel):
+    """Our bounding-volume trees of MuJoCo's compiled model are mjModel's, bit for bit (the midphase's ties
+    depend on the last bits of the boxes); of our own compile, the same trees with the boxes within 1e-12
+    (our compile's mesh boxes and inertial frames differ from MuJoCo's in the last bits)."""
+    from rigidsim.engine.bvh import body_trees
+    from tests.mjref import model_from_mujoco
+
+    mjm = mujoco.MjModel.from_xml_path(str(MODELS / rel))
+    nb = int(mjm.body_bvhnum.sum())
+    want = {"body_bvhadr": np.where(mjm.body_bvhnum > 0, mjm.body_bvhadr, -1), "body_bvhnum": mjm.body_bvhnum,
+            "bvh_child": mjm.bvh_child[:nb], "bvh_nodeid": mjm.bvh_nodeid[:nb], "bvh_depth": mjm.bvh_depth[:nb]}
+    for model in (model_from_mujoco(mjm), _resolve(MODELS / rel)[0]):
+        got = body_trees(model)
+        for k, v in want.items():
+            assert np.array_equal(got[k].reshape(-1), np.asarray(v).reshape(-1)), k
+    assert np.array_equal(body_trees(model_from_mujoco(mjm))["bvh_aabb"], mjm.bvh_aabb[:nb])
+    assert np.allclose(body_trees(_resolve(MODELS / rel)[0])["bvh_aabb"], mjm.bvh_aabb[:nb], rtol=0, atol=1e-12)

@@ -39,13 +39,8 @@ JNT_BUDGET_BYTES = 1 << 30  # efc_J of one batch at most this large (the big sce
 # the default suite's scenes (their forward kernels are compiled by test_constraint_rows already)
 DEFAULT = {"dm_control/finger.xml"}
 
-# scenes that fail lockstep for a diagnosed cause in the engine
-_MIDPHASE = ("step 0: the finger pads' box pairs touching exactly at qpos0, which MuJoCo's midphase drops and "
-             "rigidsim (no midphase) keeps: ncon 19 != 11 (test_collision_models.MIDPHASE_TIES)")
-XFAIL = {
-    "menagerie/franka_emika_panda/panda_no_tendon.xml": _MIDPHASE,
-    "menagerie/franka_emika_panda/scene_no_tendon.xml": _MIDPHASE,
-}
+# scenes that fail lockstep for a diagnosed cause in the engine (none at present)
+XFAIL: dict = {}
 
 
 def _scenes():

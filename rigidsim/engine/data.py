@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from rigidsim.engine import bvh as BVH
 from rigidsim.engine import collision_pairs as CP
 from rigidsim.engine import layout as L
 from rigidsim.engine.collision import params as CPRM
@@ -321,8 +322,19 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     mesh_polymap[:model.nmeshpolymap, 0] = model.mesh_polymap
     mesh_extrema = np.zeros((_rows(model.nmesh), 27), i32)
     mesh_extrema[:model.nmesh] = np.asarray(model.mesh_extrema).reshape(model.nmesh, 27)
+    gcol_f[:ngeom, L.GEOM_AABB:L.GEOM_AABB + 6] = np.asarray(model.geom_aabb, np.float64).reshape(ngeom, 6)
     if npair:
         pair_i[:npair, L.PAIR_SWEPT] = gcol_i[pairs[:, 0], L.GEOM_SAP] & gcol_i[pairs[:, 1], L.GEOM_SAP]
+    # MuJoCo's midphase: which rows it takes, their walks through the bodies' trees
+    mid = BVH.midphase_tables(model, tab)
+    pair_i[:npair, L.PAIR_MIDPHASE] = mid["midphase"]
+    pair_i[:npair, L.PAIR_BODY1:L.PAIR_BODY2 + 1] = mid["bodies"]
+    pair_i[:npair, L.PAIR_BVHADR:L.PAIR_BVHNUM + 1] = mid["span"]
+    pair_f[:npair, L.PAIR_BVHMARGIN] = mid["margin"]
+    bvh_f = np.zeros((_rows(len(mid["aabb"])), 6), f)
+    bvh_f[:len(mid["aabb"])] = mid["aabb"]
+    pair_bvh = np.zeros((_rows(len(mid["nodes"])), 2), i32)
+    pair_bvh[:len(mid["nodes"])] = mid["nodes"]
 
     qpos_f = np.zeros((_rows(nq), L.NQPOS_F), f)
     qpos_f[:nq, L.QPOS0] = model.qpos0
@@ -371,8 +383,8 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     out = dict(body_f=body_f, body_i=body_i, jnt_f=jnt_f, jnt_i=jnt_i, dof_f=dof_f, dof_i=dof_i, m_i=m_i,
                geom_f=geom_f, geom_i=geom_i, site_f=site_f, site_i=site_i, act_f=act_f, act_i=act_i, qpos_f=qpos_f,
                ten_f=ten_f, ten_i=ten_i, eq_f=eq_f, eq_i=eq_i, wrap_f=wrap_f, wrap_i=wrap_i, gcol_f=gcol_f,
-               gcol_i=gcol_i, pair_f=pair_f,
-               pair_i=pair_i, mesh_vert=mesh_vert, mesh_graph=mesh_graph, mesh_vert_i=mesh_vert_i,
+               gcol_i=gcol_i, pair_f=pair_f, pair_i=pair_i, bvh_f=bvh_f, pair_bvh=pair_bvh, mesh_vert=mesh_vert,
+               mesh_graph=mesh_graph, mesh_vert_i=mesh_vert_i,
                mesh_poly_f=mesh_poly_f, mesh_poly_i=mesh_poly_i, mesh_polyvert=mesh_polyvert,
                mesh_polymap=mesh_polymap, mesh_extrema=mesh_extrema, hfield_f=hfield_f, hfield_i=hfield_i,
                hfield_data=hfield_data, opt_f=opt_f, opt_i=opt_i)
@@ -479,8 +491,10 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) 
     nefcmax = efc_rows(model, nconmax, max((int(x) for x in tab["dim"]), default=1))
     nefcwide = efc_rows(model, 0, 1)  # room for every non-contact row
     efcw = min(contact_row_width(model, tab["geom"]), max(model.nv, 1))
-    return dict(npair=len(tab["geom"]), nconmax=nconmax, nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax,
-                nefcwide=nefcwide, efcw=efcw, njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
+    mid = BVH.midphase_tables(model, tab)
+    return dict(npair=len(tab["geom"]), nbvh=len(mid["aabb"]), npairbvh=len(mid["nodes"]), nconmax=nconmax,
+                nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax, nefcwide=nefcwide, efcw=efcw,
+                njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
 
 
 def body_chains(model: M.Model) -> Tuple[np.ndarray, np.ndarray]:

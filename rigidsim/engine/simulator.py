@@ -66,13 +66,15 @@ class Simulator:
         mp = D.put_model(model, self.dtype, pair_options)
         self._sizes = D.array_sizes(model, pair_options)  # once: reset() allocates from it
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
-        from rigidsim.engine.collision.params import SAP_BIT, kinds_of
+        from rigidsim.engine.collision.params import MIDPHASE_BIT, SAP_BIT, kinds_of
 
         # the colliders this scene's pairs use: the collision kernel is compiled with those alone
         self._kinds = kinds_of(mp["pair_i"][:self.npair, L.PAIR_COLLIDER])
         has_pairs = self._kinds != 0
         if self.npair and mp["opt_i"][L.OPT_SAP]:
             self._kinds |= SAP_BIT  # sweep-and-prune compiled in only when the options ask for it
+        if has_pairs and mp["pair_i"][:self.npair, L.PAIR_MIDPHASE].any():
+            self._kinds |= MIDPHASE_BIT  # MuJoCo's midphase box test, for the scenes with rows it takes
         # a scene that can have constraint rows runs the constraint stage in its forward passes, compiled for
         # its colliders and the solver parts its options use
         self.nefcmax = int(mp["opt_i"][L.SZ_NEFCMAX])

@@ -1,7 +1,8 @@
 """mj_collision for one env: the candidate pairs of the pair table that pass the broadphase (`broadphase`:
 optional sweep-and-prune, then MuJoCo's bounding-sphere test with the pair's margin + gap) to their
 colliders, the contacts appended in pair-table order, each completed with its geoms, its pair row and
-MuJoCo's frame.
+MuJoCo's frame. The contacts of pairs that MuJoCo's midphase takes (`broadphase.midphase`) are kept only
+when it passes them; it runs after the collider, for the pairs that touch alone (it can change only those).
 
 ``d.ncon[b]`` is the number of contacts found and ``d.nbroad[b]`` the number of pairs that passed the
 bounding test (the broadphase's output); rows past the buffer's capacity are counted but not written, so
@@ -15,13 +16,13 @@ from rigidsim.engine.collision import box as BX
 from rigidsim.engine.collision import primitive as P
 from rigidsim.engine.collision.hfield import gjk_pair
 from rigidsim.engine.collision.mesh import plane_mesh
-from rigidsim.engine.collision.broadphase import bounds_overlap, sweep_and_prune
+from rigidsim.engine.collision.broadphase import bounds_overlap, midphase, sweep_and_prune
 from rigidsim.engine.collision.contact import make_frame
-from rigidsim.engine.collision.params import BUILT, COLLIDER_ID, SAP_BIT
+from rigidsim.engine.collision.params import BUILT, COLLIDER_ID, MIDPHASE_BIT, SAP_BIT
 from rigidsim.engine.layout import (
     CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_RBOUND, GEOM_SIZE, GEOM_TYPE, NDCON,
     OPT_CCDITER, OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN,
-    PAIR_SWEPT, SZ_NPAIR,
+    PAIR_MIDPHASE, PAIR_SWEPT, SZ_NPAIR,
 )
 
 # (id, ti.func) of every built analytic collider, in COLLIDERS order: the dispatch is unrolled over this at
@@ -75,7 +76,8 @@ def _prune(m: ti.template(), d: ti.template(), b, n, k, cap):
 def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
     """Env b's contacts from its geom poses (kinematics first): rows 0 .. ncon-1 of d.contact/d.contact_i.
     `kinds`: the collider ids the model's pair table uses (a bit mask, see `params.kinds_of`), with bit 0
-    (`params.SAP_BIT`) when its options ask for sweep-and-prune; only those colliders are compiled in, so a
+    (`params.SAP_BIT`) when its options ask for sweep-and-prune and the top bit (`params.MIDPHASE_BIT`) when
+    MuJoCo's midphase takes some of its rows; only those colliders are compiled in, so a
     scene of capsules on a plane does not carry GJK/EPA or box-box code."""
     n = 0
     nb = 0
@@ -129,6 +131,11 @@ def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
                                  ti.static(_uses(kinds, CONVEX_MULTI) or _uses(kinds, MESH_MULTI)),
                                  ti.static(_uses(kinds, MESH) or _uses(kinds, MESH_MULTI)
                                            or _uses(kinds, HFIELD_MESH)))
+            if ti.static(kinds & MIDPHASE_BIT):  # compiled in for scenes with rows of MuJoCo's midphase
+                # the midphase after the collider: it changes only pairs that touch (see `broadphase`), so
+                # it runs only for those, and drops their contacts when its boxes are apart
+                if k > 0 and m.pair_i[p, PAIR_MIDPHASE]:
+                    k = k * midphase(m, d, b, p, g1, g2, margin)
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
                 r = n + j

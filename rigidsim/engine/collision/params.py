@@ -119,11 +119,12 @@ def _mix(model: M.Model, g1: int, g2: int):
 def pair_table(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str, np.ndarray]:
     """For the candidate pairs [n, 2] (from `collision_pairs`) and their explicit flags: 'geom' [n, 2] in
     MuJoCo's collider order, 'collider' [n] (names), 'maxcon' [n], 'dim' [n], 'margin', 'gap' [n],
-    'friction' [n, 5], 'solref', 'solreffriction' [n, 2], 'solimp' [n, 5]."""
+    'friction' [n, 5], 'solref', 'solreffriction' [n, 2], 'solimp' [n, 5], 'explicit' [n] (bool)."""
     n = len(pairs)
     out = {"geom": np.zeros((n, 2), np.int32), "collider": np.empty(n, object), "maxcon": np.zeros(n, np.int64),
            "dim": np.zeros(n, np.int32), "margin": np.zeros(n), "gap": np.zeros(n), "friction": np.zeros((n, 5)),
-           "solref": np.zeros((n, 2)), "solreffriction": np.zeros((n, 2)), "solimp": np.zeros((n, 5))}
+           "solref": np.zeros((n, 2)), "solreffriction": np.zeros((n, 2)), "solimp": np.zeros((n, 5)),
+           "explicit": np.asarray(explicit, bool).reshape(n)}
     gtype = np.asarray(model.geom_type)
     explicit_rows: Dict[Tuple[int, int], int] = {}
     for k in range(model.npair):
@@ -178,6 +179,8 @@ def unbuilt(model: M.Model, pairs: np.ndarray, explicit: np.ndarray) -> Dict[str
 
 
 SAP_BIT = 1  # bit 0 of a collider mask (collider 0 is "none"): sweep-and-prune is compiled in
+MIDPHASE_BIT = 1 << 31  # the top bit of a collider mask: MuJoCo's midphase box test is compiled in
+assert len(COLLIDERS) < 31
 
 
 def kinds_of(collider_ids) -> int:
