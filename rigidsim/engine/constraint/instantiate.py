@@ -30,9 +30,11 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import equality_rows, jdotv
-from rigidsim.engine.constraint.impedance import check_solimp, check_solref, impedance
+from rigidsim.engine.constraint.impedance import (
+    check_solimp, check_solref, impedance, regularizer, stiffness_damping,
+)
 from rigidsim.engine.constraint.rows import (
-    chain_span, jac_dif_step, place_span, row_vel, set_impedance, set_r, set_row, soft_row,
+    chain_span, contact_row, jac_dif_step, place_span, row_vel, soft_row,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
@@ -40,7 +42,7 @@ from rigidsim.engine.layout import (
     CNSTR_CONTACT_PYRAMIDAL, CNSTR_FRICTION_DOF, CNSTR_LIMIT_JOINT, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1,
     CON_GEOM2, CON_PAIR, CON_POS, CONE_ELLIPTIC, DOF_FRICTIONLOSS, DOF_INVWEIGHT0, DOF_SOLIMP,
     DOF_SOLREF, DSBL_CONSTRAINT, DSBL_CONTACT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT, EFC_AREF, EFC_B,
-    EFC_BLOCK, EFC_DIM, EFC_FRICTION, EFC_IMP, EFC_K, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R, EFC_VEL, EFCN_NE,
+    EFC_IMP, EFC_K, EFC_MARGIN, EFC_POS, EFC_VEL, EFCN_NE,
     EFCN_NEFC, EFCN_NF, EFCN_NL, FRAME_BODYID, JNT_BALL, JNT_DOFADR, JNT_LIMITED, JNT_MARGIN, JNT_QPOSADR,
     JNT_RANGE, JNT_SOLIMP, JNT_SOLREF, JNT_TYPE, MINVAL, OPT_CONE, OPT_DISABLEFLAGS, OPT_IMPRATIO, PAIR_DIM,
     PAIR_FRICTION, PAIR_MARGIN, PAIR_SOLIMP, PAIR_SOLREF, PAIR_SOLREFFRICTION, SUBTREE_COM, SZ_NJNT, SZ_NV,
@@ -195,57 +197,55 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                 else:
                     for k in range(dim):
                         d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + col] = comp[k]
-            # diagApprox: the bodies' translation and rotation weights
+            # diagApprox: the bodies' translation weights (the rotation weights would give only rows whose R
+            # the friction regularization replaces)
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
-            rot = m.body_f[b1, BODY_INVWEIGHT0 + 1] + m.body_f[b2, BODY_INVWEIGHT0 + 1]
             ref = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREF, 2), 0.02, 1.0)
-            reff = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREFFRICTION, 2), 0.0, 0.0)
             solimp = check_solimp(sm.getm(m.pair_f, p, PAIR_SOLIMP, 5))
             imp, _ = impedance(solimp, dist, margin)
+            # R of the first row from its diagA; with friction (dim > 1) every other row's R follows from it
+            # (the friction regularization: R_1 = R_0 / impratio, mu = friction[0] sqrt(R_1 / R_0); pyramidal
+            # rows all 2 mu^2 R_0, elliptic row j > 1 R_1 friction[0]^2 / friction[j-1]^2), so it is the only
+            # diagA-derived R computed; D and diagA are re-derived from each row's final R
+            diag0 = tran
+            if typ == CNSTR_CONTACT_PYRAMIDAL:
+                diag0 = tran + fri[0] * fri[0] * tran
+            r_0 = regularizer(imp, diag0)
+            r_1 = r_0
+            mu = 0.0
+            if dim > 1:
+                r_1 = r_0 / ti.max(MINVAL, m.opt_f[OPT_IMPRATIO])
+                mu = fri[0] * ti.sqrt(r_1 / r_0)
+            r_pyr = 2.0 * mu * mu * r_0
+            kn, bn = stiffness_damping(ref, solimp[1], False)
+            # an elliptic contact's friction rows: K = 0, solreffriction when it is set
+            rf = ref
+            if typ == CNSTR_CONTACT_ELLIPTIC:
+                reff = check_solref(m, sm.getm(m.pair_f, p, PAIR_SOLREFFRICTION, 2), 0.0, 0.0)
+                if reff[0] != 0.0 or reff[1] != 0.0:
+                    rf = reff
+            kf, bf = stiffness_damping(rf, solimp[1], True)
             for k in range(nrow):
                 rk = r + k
-                diag_a = tran
+                rr = r_0
+                kk = kn
+                bb = bn
                 pos_k = dist
                 margin_k = margin
-                frictional = False
                 fk = 0.0  # the row's friction coefficient (pyramidal: its edge pair's; elliptic: its own)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
                     fk = m.pair_f[p, PAIR_FRICTION + k // 2]
-                    w = tran
-                    if k >= 4:
-                        w = rot
-                    diag_a = tran + fk * fk * w
-                elif typ == CNSTR_CONTACT_ELLIPTIC:
-                    if k >= 3:
-                        diag_a = rot
-                    if k > 0:
-                        pos_k = 0.0
-                        margin_k = 0.0
-                        frictional = True
-                        fk = m.pair_f[p, PAIR_FRICTION + k - 1]
-                set_row(d, b, rk, typ, c, pos_k, margin_k, 0.0, diag_a)
-                d.efc_i[b, rk, EFC_DIM] = dim
-                d.efc_i[b, rk, EFC_BLOCK] = k
-                rf = ref
-                if frictional and (reff[0] != 0.0 or reff[1] != 0.0):
-                    rf = reff
-                set_impedance(d, b, rk, imp, rf, solimp[1], frictional)
-                d.efc[b, rk, EFC_FRICTION] = fk
-            if dim > 1:  # friction regularization
-                r_0 = d.efc[b, r, EFC_R]
-                r_1 = r_0 / ti.max(MINVAL, m.opt_f[OPT_IMPRATIO])
-                mu = fri[0] * ti.sqrt(r_1 / r_0)
-                if typ == CNSTR_CONTACT_ELLIPTIC:
-                    set_r(d, b, r + 1, r_1, imp)
-                    for j in ti.static(range(1, 5)):
-                        if j < dim - 1:
-                            set_r(d, b, r + j + 1, r_1 * fri[0] * fri[0] / (fri[j] * fri[j]), imp)
-                else:
-                    rpy = 2.0 * mu * mu * r_0
-                    for k in range(nrow):
-                        set_r(d, b, r + k, rpy, imp)
-                for k in range(nrow):
-                    d.efc[b, r + k, EFC_MU] = mu
+                    rr = r_pyr
+                elif typ == CNSTR_CONTACT_ELLIPTIC and k > 0:
+                    fk = m.pair_f[p, PAIR_FRICTION + k - 1]
+                    rr = r_1
+                    if k > 1:
+                        rr = r_1 * fri[0] * fri[0] / (fk * fk)
+                    pos_k = 0.0
+                    margin_k = 0.0
+                    kk = kf
+                    bb = bf
+                contact_row(d, b, rk, typ, c, pos_k, margin_k, dim, k, rr, imp, kk, bb, mu, fk)
             r += nrow
     return r
 

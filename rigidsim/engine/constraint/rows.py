@@ -106,6 +106,27 @@ def set_row(d: ti.template(), b, r, typ, id, pos, margin, frictionloss, diag_a):
 
 
 @ti.func
+def contact_row(d: ti.template(), b, r, typ, id, pos, margin, dim, block, rr, imp, k, bb, mu, friction):
+    """Every field of contact row r, each written once: `set_row`'s, with the row's place in its contact (dim,
+    block), its final R (D = 1 / R, diagA re-derived from it as `set_r` does), K, B, imp, mu and friction."""
+    d.efc[b, r, EFC_POS] = pos
+    d.efc[b, r, EFC_MARGIN] = margin
+    d.efc[b, r, EFC_FRICTIONLOSS] = 0.0
+    d.efc[b, r, EFC_MU] = mu
+    d.efc[b, r, EFC_FRICTION] = friction
+    d.efc[b, r, EFC_FORCE] = 0.0
+    d.efc_i[b, r, EFC_TYPE] = typ
+    d.efc_i[b, r, EFC_ID] = id
+    d.efc_i[b, r, EFC_STATE] = 0
+    d.efc_i[b, r, EFC_DIM] = dim
+    d.efc_i[b, r, EFC_BLOCK] = block
+    set_r(d, b, r, rr, imp)
+    d.efc[b, r, EFC_K] = k
+    d.efc[b, r, EFC_B] = bb
+    d.efc[b, r, EFC_IMP] = imp
+
+
+@ti.func
 def set_impedance(d: ti.template(), b, r, imp, ref, dwidth, frictional):
     """R, D, K, B, imp of row r from its impedance and diagA (already set), and diagA re-derived from R."""
     rr = regularizer(imp, d.efc[b, r, EFC_DIAGA])
