@@ -17,8 +17,8 @@ if every node pair on the way passed the separating-axis test of two oriented bo
 (mj_collideOBB): the inner nodes' boxes in the bodies' inertial frames with the bodies' margins, then the
 geoms' own boxes (geom_aabb) in the geom frames with the pair's margin + gap. ``midphase`` runs the walk that
 `bvh.midphase_paths` recorded for the row, with MuJoCo's arithmetic in MuJoCo's order (for the inner nodes the
-axis products of the two body frames, computed once per pair as MuJoCo computes them once per body pair).
-The boxes enclose the geoms, so the test drops only pairs that are apart by more than their margins, which the
+axis products of the two body frames, which MuJoCo computes once per body pair, are recomputed per node pair:
+the same numbers). The boxes enclose the geoms, so the test drops only pairs that are apart by more than their margins, which the
 colliders reject as well, and geoms that touch exactly (to the last bit, as the Panda's finger pads at qpos0),
 which a collider can report at distance -1e-17 and a box test, rounded otherwise, finds apart. The driver
 therefore runs it after the collider and only for pairs that made contacts: the same contacts as MuJoCo's
@@ -69,103 +69,66 @@ def bounds_overlap(m: ti.template(), d: ti.template(), b, g1, g2, margin):
 
 
 @ti.func
-def _infinite(half):
-    """1 per half-size of at least mjMAXVAL (a plane's box)."""
-    return ti.Vector([half[0] >= MAXVAL, half[1] >= MAXVAL, half[2] >= MAXVAL], ti.i32)
-
-
-@ti.func
-def _box_radius(half, mat, nrm):
-    """The half-width of a box (half-sizes `half`, axes the columns of `mat`) along the unit axis `nrm`."""
-    return (ti.abs(half[0] * sm.dot3(ti.Vector([mat[0], mat[3], mat[6]]), nrm))
-            + ti.abs(half[1] * sm.dot3(ti.Vector([mat[1], mat[4], mat[7]]), nrm))
-            + ti.abs(half[2] * sm.dot3(ti.Vector([mat[2], mat[5], mat[8]]), nrm)))
-
-
-@ti.func
-def _geom_boxes_overlap(m: ti.template(), d: ti.template(), b, g1, g2, margin):
-    """mj_collideOBB at the walk's leaves: whether the boxes of geoms g1 and g2 (geom_aabb, posed by the geoms)
-    overlap within `margin` along each face axis of either box (1), or not (0). A box with every half-size
-    infinite always overlaps; the axes of a box with some are tested alone."""
-    half1 = sm.getm(m.gcol_f, g1, GEOM_AABB + 3, 3)
-    half2 = sm.getm(m.gcol_f, g2, GEOM_AABB + 3, 3)
-    inf1 = _infinite(half1)
-    inf2 = _infinite(half2)
+def _boxes_overlap(a1, a2, pos1, mat1, pos2, mat2, margin, inner: ti.template()):
+    """mj_collideOBB: whether box 1 (centre a1[0:3] and half-sizes a1[3:6] in the frame pos1, mat1, a row-major
+    rotation) and box 2 overlap within `margin` along each face axis of either box (1), or not (0). A box with
+    every half-size infinite always overlaps; the axes of a box with some are tested alone. `inner`: MuJoCo's
+    arithmetic for the walk's inner nodes (a box's projection from the products of its frame's axes with the
+    axis, plus its frame's position's), else its leaves' (the box centre posed in the world, projected)."""
+    inf1 = ti.Vector([a1[3] >= MAXVAL, a1[4] >= MAXVAL, a1[5] >= MAXVAL], ti.i32)
+    inf2 = ti.Vector([a2[3] >= MAXVAL, a2[4] >= MAXVAL, a2[5] >= MAXVAL], ti.i32)
+    c1 = sm.rot_vec_mat(ti.Vector([a1[0], a1[1], a1[2]]), mat1) + pos1
+    c2 = sm.rot_vec_mat(ti.Vector([a2[0], a2[1], a2[2]]), mat2) + pos2
     ok = 1
     if inf1.min() == 0 and inf2.min() == 0:
-        mat1 = sm.getv(d.geom, b, g1, FXMAT, 9)
-        mat2 = sm.getv(d.geom, b, g2, FXMAT, 9)
-        # the box centres in the world: the geom's rotation applied to the local centre, then its position
-        c1 = sm.rot_vec_mat(sm.getm(m.gcol_f, g1, GEOM_AABB, 3), mat1) + sm.getv(d.geom, b, g1, FXPOS, 3)
-        c2 = sm.rot_vec_mat(sm.getm(m.gcol_f, g2, GEOM_AABB, 3), mat2) + sm.getv(d.geom, b, g2, FXPOS, 3)
-        for j in ti.static(range(2)):
-            # the face axes of box j, unless the other box is infinite along some axis
-            if (inf2.max() if ti.static(j == 0) else inf1.max()) == 0:
-                matj = mat1 if ti.static(j == 0) else mat2
-                for k in ti.static(range(3)):
-                    nrm = ti.Vector([matj[k], matj[3 + k], matj[6 + k]])
-                    dist = ti.abs(sm.dot3(c2, nrm) - sm.dot3(c1, nrm))
-                    if _box_radius(half1, mat1, nrm) + _box_radius(half2, mat2, nrm) + margin < dist:
-                        ok = 0
-    return ok
-
-
-@ti.func
-def _node_boxes_overlap(m: ti.template(), n1, n2, prod, margin):
-    """mj_collideOBB at the walk's inner steps: whether node n1's box (in the first body's inertial frame) and
-    node n2's (the second's) overlap within `margin`, from `prod` (row 6i + 3j + k: body i's axes and
-    position dotted with axis k of body j, MuJoCo's product and offset)."""
-    a1 = sm.getm(m.bvh_f, n1, 0, 6)
-    a2 = sm.getm(m.bvh_f, n2, 0, 6)
-    inf1 = _infinite(ti.Vector([a1[3], a1[4], a1[5]]))
-    inf2 = _infinite(ti.Vector([a2[3], a2[4], a2[5]]))
-    ok = 1
-    if inf1.min() == 0 and inf2.min() == 0:
-        for j in ti.static(range(2)):
-            if (inf2.max() if ti.static(j == 0) else inf1.max()) == 0:
-                for k in ti.static(range(3)):
-                    r1 = 6 * 0 + 3 * j + k
-                    r2 = 6 * 1 + 3 * j + k
-                    proj1 = a1[0] * prod[r1, 0] + a1[1] * prod[r1, 1] + a1[2] * prod[r1, 2] + prod[r1, 3]
-                    proj2 = a2[0] * prod[r2, 0] + a2[1] * prod[r2, 1] + a2[2] * prod[r2, 2] + prod[r2, 3]
-                    rad1 = ti.abs(a1[3] * prod[r1, 0]) + ti.abs(a1[4] * prod[r1, 1]) + ti.abs(a1[5] * prod[r1, 2])
-                    rad2 = ti.abs(a2[3] * prod[r2, 0]) + ti.abs(a2[4] * prod[r2, 1]) + ti.abs(a2[5] * prod[r2, 2])
-                    if rad1 + rad2 + margin < ti.abs(proj2 - proj1):
-                        ok = 0
+        for jk in range(6):  # axis k of box j (a loop, not unrolled: compiled code size)
+            j = jk // 3
+            k = jk - 3 * j
+            other_inf = inf2.max()
+            nrm = ti.Vector([mat1[k], mat1[3 + k], mat1[6 + k]])
+            if j == 1:
+                other_inf = inf1.max()
+                nrm = ti.Vector([mat2[k], mat2[3 + k], mat2[6 + k]])
+            if ok and other_inf == 0:
+                # per box, its three axes dotted with the axis: MuJoCo's products
+                p1 = ti.Vector([sm.dot3(ti.Vector([mat1[q], mat1[3 + q], mat1[6 + q]]), nrm)
+                                for q in ti.static(range(3))])
+                p2 = ti.Vector([sm.dot3(ti.Vector([mat2[q], mat2[3 + q], mat2[6 + q]]), nrm)
+                                for q in ti.static(range(3))])
+                proj1 = sm.dot3(c1, nrm)
+                proj2 = sm.dot3(c2, nrm)
+                if ti.static(inner):
+                    proj1 = a1[0] * p1[0] + a1[1] * p1[1] + a1[2] * p1[2] + sm.dot3(pos1, nrm)
+                    proj2 = a2[0] * p2[0] + a2[1] * p2[1] + a2[2] * p2[2] + sm.dot3(pos2, nrm)
+                rad1 = ti.abs(a1[3] * p1[0]) + ti.abs(a1[4] * p1[1]) + ti.abs(a1[5] * p1[2])
+                rad2 = ti.abs(a2[3] * p2[0]) + ti.abs(a2[4] * p2[1]) + ti.abs(a2[5] * p2[2])
+                if rad1 + rad2 + margin < ti.abs(proj2 - proj1):
+                    ok = 0
     return ok
 
 
 @ti.func
 def midphase(m: ti.template(), d: ti.template(), b, p, g1, g2, margin):
-    """MuJoCo's midphase for pair-table row p (geoms g1, g2; `margin`: the pair's margin + gap): 1 when every
-    node pair of its walk through the two bodies' trees and then the geoms' own boxes overlap, else 0. The
-    tests are independent of each other, so the geoms' boxes go first (no products needed)."""
-    ok = _geom_boxes_overlap(m, d, b, g1, g2, margin)
+    """MuJoCo's midphase for pair-table row p (geoms g1, g2; `margin`: the pair's margin + gap): 1 when the
+    geoms' own boxes and every node pair of its walk through the two bodies' trees overlap, else 0 (the tests
+    are independent of each other; the leaves' go first)."""
+    ok = _boxes_overlap(sm.getm(m.gcol_f, g1, GEOM_AABB, 6), sm.getm(m.gcol_f, g2, GEOM_AABB, 6),
+                        sm.getv(d.geom, b, g1, FXPOS, 3), sm.getv(d.geom, b, g1, FXMAT, 9),
+                        sm.getv(d.geom, b, g2, FXPOS, 3), sm.getv(d.geom, b, g2, FXMAT, 9), margin, False)
     num = m.pair_i[p, PAIR_BVHNUM]
     if ok and num > 0:
-        # MuJoCo's products: per body i, axis j's body and axis k, body i's three axes and its position dotted
-        # with axis k of body j (the columns of the bodies' inertial frames)
-        mat = ti.Matrix.zero(float, 2, 9)
-        pos = ti.Matrix.zero(float, 2, 3)
-        prod = ti.Matrix.zero(float, 12, 4)
-        for i in ti.static(range(2)):
-            body = m.pair_i[p, PAIR_BODY1 + i]
-            for c in ti.static(range(9)):
-                mat[i, c] = d.body[b, body, XIMAT + c]
-            for c in ti.static(range(3)):
-                pos[i, c] = d.body[b, body, XIPOS + c]
-        for i in ti.static(range(2)):
-            for j in ti.static(range(2)):
-                for k in ti.static(range(3)):
-                    nk = ti.Vector([mat[j, k], mat[j, 3 + k], mat[j, 6 + k]])
-                    for q in ti.static(range(3)):
-                        prod[6 * i + 3 * j + k, q] = sm.dot3(ti.Vector([mat[i, q], mat[i, 3 + q], mat[i, 6 + q]]), nk)
-                    prod[6 * i + 3 * j + k, 3] = sm.dot3(ti.Vector([pos[i, 0], pos[i, 1], pos[i, 2]]), nk)
+        body1 = m.pair_i[p, PAIR_BODY1]
+        body2 = m.pair_i[p, PAIR_BODY1 + 1]
+        pos1 = sm.getv(d.body, b, body1, XIPOS, 3)
+        mat1 = sm.getv(d.body, b, body1, XIMAT, 9)
+        pos2 = sm.getv(d.body, b, body2, XIPOS, 3)
+        mat2 = sm.getv(d.body, b, body2, XIMAT, 9)
         bmargin = m.pair_f[p, PAIR_BVHMARGIN]
         q = m.pair_i[p, PAIR_BVHADR]
         end = q + num
         while ok and q < end:
-            ok = _node_boxes_overlap(m, m.pair_bvh[q, 0], m.pair_bvh[q, 1], prod, bmargin)
+            ok = _boxes_overlap(sm.getm(m.bvh_f, m.pair_bvh[q, 0], 0, 6),
+                                sm.getm(m.bvh_f, m.pair_bvh[q, 1], 0, 6), pos1, mat1, pos2, mat2, bmargin, True)
             q += 1
     return ok
 
