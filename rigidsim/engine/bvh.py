@@ -182,25 +182,32 @@ def midphase_paths(model: M.Model, trees: Dict[str, np.ndarray],
 
 def midphase_tables(model: M.Model, tab: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     """What the kernel's midphase reads, for the candidate pairs of `tab` (`collision.params.pair_table`):
-    'midphase' [n] (bool: MuJoCo's midphase takes the row: a default pair, not of two single-geom bodies,
-    midphase not disabled), 'bodies' [n, 2], 'span' [n, 2] and 'nodes' [k, 2] (`midphase_paths`, only for
-    those rows), 'margin' [n] (the inner nodes' margin: the bodies' margins summed, or o_margin under the
-    override flag) and the nodes' boxes 'aabb' [nbvh, 6]."""
+    'span' [n, 2]: the first row and count of each pair's walk in 'nodes' [k, 2] (`midphase_paths`), count -1
+    for the rows MuJoCo's midphase does not take (explicit pairs, two single-geom bodies, the midphase
+    disabled); 'boxes' [ngeom + nbvh, 7]: the geoms' geom_aabb (rows 0 .. ngeom-1), then the trees' nodes'
+    boxes, each with its body's margin in column 6 (halved o_margin under the override flag, so that two
+    bodies' sum is MuJoCo's assigned margin); the walks' node ids count from row ngeom."""
     geom = np.asarray(tab["geom"]).reshape(-1, 2)
-    n = len(geom)
+    n, ngeom = len(geom), model.ngeom
     trees = body_trees(model)
     on = np.zeros(n, bool)
     if n and not int(model.opt.disableflags) & M.DSBL_MIDPHASE:
         gbody = np.asarray(model.geom_bodyid)
         geomnum = np.asarray(model.body_geomnum)[gbody]
         on = ~np.asarray(tab["explicit"], bool) & ~((geomnum[geom[:, 0]] == 1) & (geomnum[geom[:, 1]] == 1))
-    bodies, span, nodes = midphase_paths(model, trees, geom[on])
-    full_bodies = np.zeros((n, 2), np.int32)
+    _, span, nodes = midphase_paths(model, trees, geom[on])
     full_span = np.zeros((n, 2), np.int32)
-    full_bodies[on], full_span[on] = bodies, span
-    bmargin = np.asarray(model.body_margin, np.float64)
-    margin = bmargin[full_bodies[:, 0]] + bmargin[full_bodies[:, 1]]
+    full_span[:, 1] = -1
+    full_span[on] = span
+    nnode = len(trees["bvh_aabb"])
+    boxes = np.zeros((ngeom + nnode, 7))
+    boxes[:ngeom, :6] = np.asarray(model.geom_aabb, np.float64).reshape(ngeom, 6)
+    boxes[ngeom:, :6] = trees["bvh_aabb"]
+    node_body = np.zeros(nnode, np.int64)
+    for b in np.flatnonzero(trees["body_bvhnum"] > 0).tolist():
+        a = int(trees["body_bvhadr"][b])
+        node_body[a:a + int(trees["body_bvhnum"][b])] = b
+    boxes[ngeom:, 6] = np.asarray(model.body_margin, np.float64)[node_body]
     if model.opt.enableflags & M.ENBL_OVERRIDE:
-        margin[:] = model.opt.o_margin
-    return {"midphase": on, "bodies": full_bodies, "span": full_span, "nodes": nodes, "margin": margin,
-            "aabb": trees["bvh_aabb"]}
+        boxes[ngeom:, 6] = model.opt.o_margin / 2
+    return {"span": full_span, "nodes": nodes + ngeom, "boxes": boxes}

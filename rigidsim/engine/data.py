@@ -322,17 +322,13 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     mesh_polymap[:model.nmeshpolymap, 0] = model.mesh_polymap
     mesh_extrema = np.zeros((_rows(model.nmesh), 27), i32)
     mesh_extrema[:model.nmesh] = np.asarray(model.mesh_extrema).reshape(model.nmesh, 27)
-    gcol_f[:ngeom, L.GEOM_AABB:L.GEOM_AABB + 6] = np.asarray(model.geom_aabb, np.float64).reshape(ngeom, 6)
     if npair:
         pair_i[:npair, L.PAIR_SWEPT] = gcol_i[pairs[:, 0], L.GEOM_SAP] & gcol_i[pairs[:, 1], L.GEOM_SAP]
-    # MuJoCo's midphase: which rows it takes, their walks through the bodies' trees
+    # MuJoCo's midphase: which rows it takes, their walks through the bodies' trees, the boxes
     mid = BVH.midphase_tables(model, tab)
-    pair_i[:npair, L.PAIR_MIDPHASE] = mid["midphase"]
-    pair_i[:npair, L.PAIR_BODY1:L.PAIR_BODY2 + 1] = mid["bodies"]
     pair_i[:npair, L.PAIR_BVHADR:L.PAIR_BVHNUM + 1] = mid["span"]
-    pair_f[:npair, L.PAIR_BVHMARGIN] = mid["margin"]
-    bvh_f = np.zeros((_rows(len(mid["aabb"])), 6), f)
-    bvh_f[:len(mid["aabb"])] = mid["aabb"]
+    bvh_f = np.zeros((_rows(len(mid["boxes"])), 7), f)
+    bvh_f[:len(mid["boxes"])] = mid["boxes"]
     pair_bvh = np.zeros((_rows(len(mid["nodes"])), 2), i32)
     pair_bvh[:len(mid["nodes"])] = mid["nodes"]
 
@@ -492,7 +488,7 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) 
     nefcwide = efc_rows(model, 0, 1)  # room for every non-contact row
     efcw = min(contact_row_width(model, tab["geom"]), max(model.nv, 1))
     mid = BVH.midphase_tables(model, tab)
-    return dict(npair=len(tab["geom"]), nbvh=len(mid["aabb"]), npairbvh=len(mid["nodes"]), nconmax=nconmax,
+    return dict(npair=len(tab["geom"]), nbvh=len(mid["boxes"]), npairbvh=len(mid["nodes"]), nconmax=nconmax,
                 nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax, nefcwide=nefcwide, efcw=efcw,
                 njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
 

@@ -73,7 +73,7 @@ class Simulator:
         has_pairs = self._kinds != 0
         if self.npair and mp["opt_i"][L.OPT_SAP]:
             self._kinds |= SAP_BIT  # sweep-and-prune compiled in only when the options ask for it
-        if has_pairs and mp["pair_i"][:self.npair, L.PAIR_MIDPHASE].any():
+        if has_pairs and (mp["pair_i"][:self.npair, L.PAIR_BVHNUM] >= 0).any():
             self._kinds |= MIDPHASE_BIT  # MuJoCo's midphase box test, for the scenes with rows it takes
         # a scene that can have constraint rows runs the constraint stage in its forward passes, compiled for
         # its colliders and the solver parts its options use

@@ -30,8 +30,8 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
-    FXMAT, FXPOS, GEOM_AABB, GEOM_PAIRADR, GEOM_PAIRNUM, GEOM_RBOUND, GEOM_SAP, GEOM_SAPMARGIN, GEOM_TYPE,
-    PAIR_BODY1, PAIR_BVHADR, PAIR_BVHMARGIN, PAIR_BVHNUM, PAIR_GEOM1, PAIR_GEOM2, SZ_NGEOM, XIMAT, XIPOS,
+    BVH_MARGIN, FRAME_BODYID, FXMAT, FXPOS, GEOM_PAIRADR, GEOM_PAIRNUM, GEOM_RBOUND, GEOM_SAP, GEOM_SAPMARGIN,
+    GEOM_TYPE, PAIR_BVHADR, PAIR_BVHNUM, PAIR_GEOM1, PAIR_GEOM2, SZ_NGEOM, XIMAT, XIPOS,
 )
 from rigidsim.model import GEOM_PLANE
 
@@ -112,23 +112,27 @@ def midphase(m: ti.template(), d: ti.template(), b, p, g1, g2, margin):
     """MuJoCo's midphase for pair-table row p (geoms g1, g2; `margin`: the pair's margin + gap): 1 when the
     geoms' own boxes and every node pair of its walk through the two bodies' trees overlap, else 0 (the tests
     are independent of each other; the leaves' go first)."""
-    ok = _boxes_overlap(sm.getm(m.gcol_f, g1, GEOM_AABB, 6), sm.getm(m.gcol_f, g2, GEOM_AABB, 6),
+    ok = _boxes_overlap(sm.getm(m.bvh_f, g1, 0, 6), sm.getm(m.bvh_f, g2, 0, 6),
                         sm.getv(d.geom, b, g1, FXPOS, 3), sm.getv(d.geom, b, g1, FXMAT, 9),
                         sm.getv(d.geom, b, g2, FXPOS, 3), sm.getv(d.geom, b, g2, FXMAT, 9), margin, False)
     num = m.pair_i[p, PAIR_BVHNUM]
     if ok and num > 0:
-        body1 = m.pair_i[p, PAIR_BODY1]
-        body2 = m.pair_i[p, PAIR_BODY1 + 1]
+        # the walk's first body is the lower-numbered one
+        body1 = ti.min(m.geom_i[g1, FRAME_BODYID], m.geom_i[g2, FRAME_BODYID])
+        body2 = ti.max(m.geom_i[g1, FRAME_BODYID], m.geom_i[g2, FRAME_BODYID])
         pos1 = sm.getv(d.body, b, body1, XIPOS, 3)
         mat1 = sm.getv(d.body, b, body1, XIMAT, 9)
         pos2 = sm.getv(d.body, b, body2, XIPOS, 3)
         mat2 = sm.getv(d.body, b, body2, XIMAT, 9)
-        bmargin = m.pair_f[p, PAIR_BVHMARGIN]
         q = m.pair_i[p, PAIR_BVHADR]
         end = q + num
         while ok and q < end:
-            ok = _boxes_overlap(sm.getm(m.bvh_f, m.pair_bvh[q, 0], 0, 6),
-                                sm.getm(m.bvh_f, m.pair_bvh[q, 1], 0, 6), pos1, mat1, pos2, mat2, bmargin, True)
+            n1 = m.pair_bvh[q, 0]
+            n2 = m.pair_bvh[q, 1]
+            # the bodies' margins, summed as MuJoCo sums them (each node row carries its body's)
+            bmargin = m.bvh_f[n1, BVH_MARGIN] + m.bvh_f[n2, BVH_MARGIN]
+            ok = _boxes_overlap(sm.getm(m.bvh_f, n1, 0, 6), sm.getm(m.bvh_f, n2, 0, 6), pos1, mat1, pos2, mat2,
+                                bmargin, True)
             q += 1
     return ok
 

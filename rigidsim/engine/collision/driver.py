@@ -22,7 +22,7 @@ from rigidsim.engine.collision.params import BUILT, COLLIDER_ID, MIDPHASE_BIT, S
 from rigidsim.engine.layout import (
     CON_FRAME, CON_GEOM1, CON_GEOM2, CON_PAIR, CON_POS, FXMAT, FXPOS, GEOM_RBOUND, GEOM_SIZE, GEOM_TYPE, NDCON,
     OPT_CCDITER, OPT_CCDTOL, OPT_PRUNETOL, OPT_SAP, PAIR_COLLIDER, PAIR_GAP, PAIR_GEOM1, PAIR_GEOM2, PAIR_MARGIN,
-    PAIR_MIDPHASE, PAIR_SWEPT, SZ_NPAIR,
+    PAIR_BVHNUM, PAIR_SWEPT, SZ_NPAIR,
 )
 
 # (id, ti.func) of every built analytic collider, in COLLIDERS order: the dispatch is unrolled over this at
@@ -134,7 +134,7 @@ def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
             if ti.static(kinds & MIDPHASE_BIT):  # compiled in for scenes with rows of MuJoCo's midphase
                 # the midphase after the collider: it changes only pairs that touch (see `broadphase`), so
                 # it runs only for those, and drops their contacts when its boxes are apart
-                if k > 0 and m.pair_i[p, PAIR_MIDPHASE]:
+                if k > 0 and m.pair_i[p, PAIR_BVHNUM] >= 0:
                     k = k * midphase(m, d, b, p, g1, g2, margin)
             k = _prune(m, d, b, n, k, cap)
             for j in range(k):
