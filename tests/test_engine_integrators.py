@@ -339,6 +339,69 @@ def test_approximate_implicitfast_uses_the_damped_matrix():
     assert np.isfinite(frames[-1]["qpos"]).all()
 
 
+
+# a slide limited to [0, 1] carrying a damped, sprung ball joint, and a damped fixed tendon, at timestep 0.02:
+# Genesis's approximate_implicitfast is unstable here (the pendula scene of ../shared shows it first)
+APPROX_LIMITS_XML = """
+<mujoco>
+  <option timestep="0.02"/>
+  <default><geom type="box" pos=".1 .2 .3" size=".1 .2 .3"/><joint damping="0.25" stiffness="0.1"/></default>
+  <worldbody>
+    <body pos="2.5 0 0">
+      <joint type="slide" axis="0.4 0.5 0.6" range="0 1"/>
+      <joint type="ball"/>
+      <geom/>
+    </body>
+    <body pos="1 0 0">
+      <joint name="h1" type="hinge" axis="0.1 0.2 0.3"/>
+      <joint name="s1" type="slide" axis="0.4 0.5 0.6" range="0 1"/>
+      <geom/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed limited="true" range="-0.3 2" stiffness=".3" damping=".4">
+      <joint joint="h1" coef=".3"/><joint joint="s1" coef="-.4"/>
+    </fixed>
+  </tendon>
+</mujoco>"""
+
+
+def test_approximate_implicitfast_is_euler_with_the_damping_as_armature():
+    """Genesis's approximate_implicitfast with constraint rows is MuJoCo's explicit Euler (eulerdamp off) on the
+    model whose dof armature is raised by h * dof_damping and tendon armature by h * tendon_damping, with the
+    constraint rows' diagApprox still from the unraised model's invweight0 (the raise is made after compiling):
+    qM then is qH = qM - h qDeriv, which the scheme factors, solves with and integrates explicitly. Our run
+    follows that MuJoCo run to 1e-9 for 400 steps, and both diverge together: the scheme is unstable on this
+    scene (energy grows from step ~400), so the failure is the scheme's, not ours."""
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = mujoco.MjModel.from_xml_string(APPROX_LIMITS_XML)
+    m = our_model(mjm)
+    m.opt.integrator = APPROX
+    h = mjm.opt.timestep
+    mjm.dof_armature[:] += h * mjm.dof_damping
+    mjm.tendon_armature[:] += h * mjm.tendon_damping
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EULERDAMP
+    mjm.opt.integrator = EULER
+    d = mujoco.MjData(mjm)
+    ref, mj_diverged, nefc = [d.qpos.copy()], None, 0
+    for i in range(1000):
+        mujoco.mj_step(mjm, d)
+        ref.append(d.qpos.copy())
+        nefc = max(nefc, d.nefc)
+        if d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number or np.abs(d.qvel).max() > 1e6:
+            mj_diverged = i
+            break
+    assert mj_diverged is not None and 600 < mj_diverged and nefc > 0  # the limits act
+
+    sim = Simulator(m, 1)
+    got = []
+    with pytest.raises(SimulationError, match=r"is (NaN|Inf) at step") as e:
+        for f in sim.rollout(1000):
+            got.append(f["qpos"][0].copy())
+    np.testing.assert_allclose(np.array(got[:401]), np.array(ref[:401]), rtol=0, atol=1e-9)
+    assert mj_diverged <= e.value.step <= mj_diverged + 10
+
 _F32 = textwrap.dedent("""
     import json, sys
     import numpy as np, mujoco
