@@ -299,6 +299,17 @@ def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None
         return _run(a, progress)
 
 
+def _divergence_hint(e: SimulationError, resolved) -> str:
+    """What may keep a state that became NaN or Inf during the run (not one that started so) stable."""
+    text = str(e)
+    if not e.step or not (" is NaN at step" in text or " is Inf at step" in text):
+        return ""
+    if resolved.get("integrator") in ("euler", "approximate_implicitfast"):
+        return (f" (the state diverged under the {resolved['integrator']} integrator: the implicitfast integrator, "
+                f"--set integrator=implicitfast, or a smaller timestep, --set dt=..., may keep it stable)")
+    return " (the state diverged: a smaller timestep, --set dt=..., may keep it stable)"
+
+
 def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
     # -- validate everything before touching the output ---------------------
     if a.steps < 0:
@@ -383,7 +394,7 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
                 complete = True
         except SimulationError as e:
             intr.closing = True
-            msg = str(e).rstrip(".")
+            msg = str(e).rstrip(".") + _divergence_hint(e, resolved)
             writer.close(False)
             if frames == 0:  # nothing finished: the file holds the model alone, so the scene can be inspected
                 raise SimulationError(f"{msg}. No frame was finished: wrote the model alone, with 0 frames, to "

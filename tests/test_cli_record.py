@@ -1,9 +1,10 @@
 """The recording path through the real command line: the final frame when --every does not divide --steps,
-SIGTERM and SIGINT, an unwritable --out, a model without dofs, --compression."""
+SIGTERM and SIGINT, a run whose state diverges, an unwritable --out, a model without dofs, --compression."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -92,6 +93,28 @@ def test_signal_leaves_a_readable_partial_file(tmp_path, sig, code):
     assert f"after step {(T - 1) * 1000}: wrote {T} frames" in stderr, stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.h5"]  # no .long.h5.tmp-* left behind
 
+
+
+# ---------------------------------------------------------------------------------------------- divergence
+def test_diverging_run_exits_1_with_its_step_a_hint_and_the_finished_frames(tmp_path):
+    """A scene the default integrator (approximate_implicitfast) cannot hold at its timestep (MuJoCo computing
+    the same scheme diverges too: test_engine_integrators): exit 1 naming the step and env, a hint that names
+    the options that may hold it, and the file with every frame before that step, all finite."""
+    from tests.test_engine_integrators import APPROX_LIMITS_XML
+
+    scene = tmp_path / "unstable.xml"
+    scene.write_text(APPROX_LIMITS_XML)
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", scene, "--steps", 1000, "--envs", 2, "--out", out, "--quiet")
+    text = assert_clean_error(p, 1)
+    m = re.search(r"is (NaN|Inf) at step (\d+) in env (\d+)", text)
+    assert m, text
+    step = int(m.group(2))
+    assert "approximate_implicitfast" in text and "--set integrator=implicitfast" in text and "--set dt=" in text
+    assert f"Wrote the {step} frames before it to {out} (complete=false)" in text
+    with h5py.File(out, "r") as f:
+        assert not f.attrs["complete"] and f["qpos"].shape[:2] == (step, 2)
+        assert np.isfinite(f["qpos"][:]).all() and np.isfinite(f["qvel"][:]).all()
 
 # ---------------------------------------------------------------------------------------------- --out
 def _fresh_cache(tmp_path) -> dict:
