@@ -18,9 +18,10 @@ if every node pair on the way passed the separating-axis test of two oriented bo
 geoms' own boxes (geom_aabb) in the geom frames with the pair's margin + gap. ``midphase`` runs the walk that
 `bvh.midphase_paths` recorded for the row, with MuJoCo's arithmetic in MuJoCo's order (for the inner nodes the
 axis products of the two body frames, which MuJoCo computes once per body pair, are recomputed per node pair:
-the same numbers). The boxes enclose the geoms, so the test drops only pairs that are apart by more than their margins, which the
-colliders reject as well, and geoms that touch exactly (to the last bit, as the Panda's finger pads at qpos0),
-which a collider can report at distance -1e-17 and a box test, rounded otherwise, finds apart. The driver
+the same numbers). The boxes enclose the geoms, so the test drops only pairs that are apart by more than their
+margins, which the colliders reject as well, and geoms that touch exactly (to the last bit, as the Panda's
+finger pads at qpos0), which a collider can report at distance -1e-17 and a box test, rounded otherwise, finds
+apart. The driver
 therefore runs it after the collider and only for pairs that made contacts: the same contacts as MuJoCo's
 order of tests, at the cost of the test for touching pairs alone (run before the collider on every pair that
 passes the sphere test, it cost the Panda 8 % more instructions per step).
