@@ -365,7 +365,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.OPT_CCDITER] = opt.ccd_iterations
     opt_i[[L.OPT_CONE, L.OPT_SOLVER, L.OPT_ITERATIONS, L.OPT_LS_ITERATIONS, L.OPT_NOSLIP_ITERATIONS]] = [
         opt.cone, opt.solver, opt.iterations, opt.ls_iterations, opt.noslip_iterations]
-    sizes = array_sizes(model, pair_options, tab)
+    sizes = array_sizes(model, pair_options, tab, mid)
     opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
     opt_i[L.SZ_NEFCWIDE] = sizes["nefcwide"]
     opt_i[L.SZ_EFCW] = sizes["efcw"]
@@ -469,11 +469,12 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
+def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, mid=None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
     overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex, mesh or
-    height-field pairs). `tab`: the candidate pairs' `params.pair_table` when the caller has it already."""
+    height-field pairs); nbvh, npairbvh: the midphase's boxes and walk steps. `tab`: the candidate pairs'
+    `params.pair_table`, `mid`: their `bvh.midphase_tables`, when the caller has them already."""
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
     if tab is None:
         tab = CPRM.pair_table(model, *CP.collision_pairs(model, r))
@@ -487,7 +488,8 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) 
     nefcmax = efc_rows(model, nconmax, max((int(x) for x in tab["dim"]), default=1))
     nefcwide = efc_rows(model, 0, 1)  # room for every non-contact row
     efcw = min(contact_row_width(model, tab["geom"]), max(model.nv, 1))
-    mid = BVH.midphase_tables(model, tab)
+    if mid is None:
+        mid = BVH.midphase_tables(model, tab)
     return dict(npair=len(tab["geom"]), nbvh=len(mid["boxes"]), npairbvh=len(mid["nodes"]), nconmax=nconmax,
                 nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax, nefcwide=nefcwide, efcw=efcw,
                 njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
@@ -561,11 +563,11 @@ def efc_rows(model: M.Model, nconmax: int, maxdim: int) -> int:
     return n
 
 
-def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None) -> Dict[str, int]:
+def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, mid=None) -> Dict[str, int]:
     """The sizes that `layout.DATA_ARRAYS` and `layout.MODEL_ARRAYS` name: element counts of the model, and
     rk (RK4's stage storage per env), nrow (rows of ten / ten_J: tendons, moment rows, scratch) and nconmax
     (contact rows per env) and npair (rows of the collision pair table), both from the resolved options `r`
-    (`tab`: their pair table, when the caller has it)."""
+    (`tab`, `mid`: their pair table and midphase tables, when the caller has them)."""
     return dict(nq=model.nq, nv=model.nv, na=model.na, nu=model.nu, nmocap=model.nmocap, nbody=model.nbody,
                 njnt=model.njnt, neq=model.neq, nM=model.nM, ngeom=model.ngeom, nsite=model.nsite,
                 ntendon=model.ntendon,
@@ -573,7 +575,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None)
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
                 nmeshpolymap=model.nmeshpolymap,
-                **pair_sizes(model, r, tab))
+                **pair_sizes(model, r, tab, mid))
 
 
 def make_data(model: M.Model, n_envs: int, fdtype, r: Optional[Mapping[str, Any]] = None,
