@@ -87,11 +87,27 @@ def mujoco_contacts(mujoco, mjm, qpos_rows):
     return out
 
 
-def rigidsim_contacts(model, qpos_rows, options=None, same_kernel=False):
+def shared_kinds(kinds: int) -> int:
+    """The collider mask the contact tests compile a scene's collision kernel with: its own colliders with
+    sweep-and-prune and the midphase box test compiled in (both chosen per scene at run time, from the options
+    and the pair table), and, for a scene whose colliders are all analytic, every analytic collider. Scenes
+    then share kernels: each distinct mask is a cold compile of 5-20 s on a 2-core machine. The colliders'
+    code is the same in any mask; the production masks are the CLI tests' and the engine tests'."""
+    from rigidsim.engine.collision.params import COLLIDER_ID, MIDPHASE_BIT, SAP_BIT, kinds_of
+    from tests.mjref import ANALYTIC_COLLIDERS
+
+    analytic = kinds_of([COLLIDER_ID[k] for k in ANALYTIC_COLLIDERS])
+    kinds |= SAP_BIT | MIDPHASE_BIT
+    if kinds & ~(analytic | SAP_BIT | MIDPHASE_BIT) == 0:
+        kinds |= analytic
+    return kinds
+
+
+def rigidsim_contacts(model, qpos_rows, options=None):
     """Our contacts at each qpos row (one env per row), with the pair parameters they carry: per row a list
-    of dicts like `mujoco_contacts`'. `options`: --set style overrides on top of MuJoCo compatibility.
-    `same_kernel`: compile the midphase in even where no row uses it (a model with the midphase disabled then
-    reuses the kernel compiled for it enabled; the rows decide at run time)."""
+    of dicts like `mujoco_contacts`'. `options`: --set style overrides on top of MuJoCo compatibility. The
+    collision kernel is compiled with `shared_kinds` (a model with the midphase disabled then runs the kernel
+    compiled with it; the pair table decides at run time)."""
     from rigidsim import options as opts
     from rigidsim.engine import data as D
     from rigidsim.engine import layout as L
@@ -101,10 +117,7 @@ def rigidsim_contacts(model, qpos_rows, options=None, same_kernel=False):
     model = opts.apply(model, r)
     rows = np.atleast_2d(np.asarray(qpos_rows, np.float64))
     sim = Simulator(model, rows.shape[0], kinematics_only=True, pair_options=r)
-    if same_kernel:
-        from rigidsim.engine.collision.params import MIDPHASE_BIT
-
-        sim._kinds |= MIDPHASE_BIT
+    sim._kinds = shared_kinds(sim._kinds)
     sim.reset(qpos=rows)
     sim.collide()
     c = sim.contacts()

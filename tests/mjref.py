@@ -52,6 +52,11 @@ def model_from_mujoco(mjm) -> M.Model:
     return m
 
 
+# MuJoCo's analytic colliders (params.COLLIDERS' names)
+ANALYTIC_COLLIDERS = ("plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",
+                      "sphere_cylinder", "sphere_box", "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")
+
+
 def test_stage():
     """The constraint-stage parts the parity tests compile into every Simulator beyond the scene's own:
     every kind of row, every solver part, the analytic colliders and the midphase box test. Scenes whose
@@ -60,9 +65,7 @@ def test_stage():
     from rigidsim.engine.collision.params import COLLIDER_ID, MIDPHASE_BIT, kinds_of
     from rigidsim.engine.constraint.stage import wide_stage
 
-    analytic = [COLLIDER_ID[k] for k in ("plane_sphere", "plane_capsule", "plane_cylinder", "plane_box",
-                                         "sphere_sphere", "sphere_capsule", "sphere_cylinder", "sphere_box",
-                                         "capsule_capsule", "capsule_box", "box_box", "plane_ellipsoid")]
+    analytic = [COLLIDER_ID[k] for k in ANALYTIC_COLLIDERS]
     return wide_stage(kinds_of(analytic) | MIDPHASE_BIT)
 
 
