@@ -82,23 +82,25 @@ def forward_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, integrator: ti.template(),
+    spread: ti.i32, integrator: ti.template(), reps: ti.i32,
 ):
     for i in range(time.shape[0] * spread):
         if i % spread == 0:
             b = i // spread
-            forward(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, integrator, no_constraint, 0)
+            for _ in range(reps):  # more than once only to time it (benchmarks/bench_stages.py)
+                forward(
+                    # >>> generated: groups
+                    _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                           act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                           bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
+                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
+                           opt_i),
+                    _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                          site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
+                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
+                          solver_efc_i, solver_H, solver_Hcone, solver_n),
+                    # <<< generated
+                    b, integrator, no_constraint, 0)
 
 
 @ti.func

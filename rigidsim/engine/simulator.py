@@ -162,17 +162,18 @@ class Simulator:
         """mj_kinematics at the current state (the stage tests' entry point)."""
         self._k.kinematics_kernel(*self._m, *self._dargs(), self._spread)
 
-    def forward(self) -> None:
-        """mj_forward's smooth part at the current state, no integration."""
+    def forward(self, reps: int = 1) -> None:
+        """mj_forward at the current state, no integration (with `reps` > 1 the same pass that many times over in
+        each env, for timing it: benchmarks/bench_stages.py)."""
         # only approximate_implicitfast changes the forward pass: one compiled variant for the others
         variant = self.integrator if self.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_forward_kernel  # constraint scenes only
 
-            constraint_forward_kernel(*self._m, *self._dargs(), self._spread, variant, self._cfg)
+            constraint_forward_kernel(*self._m, *self._dargs(), self._spread, variant, self._cfg, int(reps))
             self._check_contacts()
         else:
-            self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant)
+            self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant, int(reps))
 
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
