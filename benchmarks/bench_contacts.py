@@ -36,8 +36,9 @@ SCENES = {"humanoid": SHARED / "dm_control" / "humanoid.xml", "cheetah": SHARED 
           "panda": SHARED / "menagerie" / "franka_emika_panda" / "scene.xml"}
 
 
-def build(path: Path, B: int):
-    """(Simulator, MjModel) for the scene with MuJoCo compatibility, or (None, reason) when refused."""
+def build(path: Path, B: int, disable: int = 0):
+    """(Simulator, MjModel) for the scene with MuJoCo compatibility, or (None, reason) when refused.
+    `disable`: disable flags (MuJoCo's bits) set on both beyond the scene's own."""
     import mujoco
 
     from rigidsim import options as opts
@@ -51,11 +52,15 @@ def build(path: Path, B: int):
     missing = unsupported(model, r)
     if missing:
         return None, "not supported yet: " + "; ".join(missing)
+    model = opts.apply(model, r)
+    model.opt.disableflags |= disable
     try:
-        sim = Simulator(opts.apply(model, r), B, pair_options=r)
+        sim = Simulator(model, B, pair_options=r)
     except InputError as e:
         return None, str(e)
-    return sim, mujoco.MjModel.from_xml_path(str(path))
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    mjm.opt.disableflags |= disable
+    return sim, mjm
 
 
 def bench_rigidsim(sim, nu: int, nstep: int, repeats: int) -> float:

@@ -2,7 +2,7 @@
 same run, one thread.
 
     python benchmarks/bench_stages.py [--states humanoid:20,humanoid:1000,cheetah:100,boxes27:30,boxes27:1000,panda:20]
-        [--batch 16] [--reps 50] [--rounds 15]
+        [--batch 16] [--reps 50] [--rounds 15] [--disable island,warmstart]
 
 Each state is SCENE:K: MuJoCo steps the scene (MuJoCo compatibility, as bench_contacts.py) K steps from its
 initial state under seed-0 random controls; both engines then run the forward pass (mj_forward: no
@@ -18,6 +18,10 @@ one pass to the next as in MuJoCo's loops and as in a rollout (one pass per env 
 env's data back from memory) and the launch's own cost is spread over B * reps passes. Rounds interleave
 every variant and every MuJoCo loop, and a stage's figure is the median over rounds of its per-round
 difference, so that a machine's drift cancels.
+
+`--disable` sets MuJoCo disable flags (by name, e.g. island, warmstart) on both engines, to see a stage's
+parts: without islands both solve every row at once, without the warmstart both start at qacc_smooth
+(the iteration counts then change on both sides alike).
 
 Read it for where to look, not as throughput: bench_contacts.py is the throughput figure. The MuJoCo loops
 include a Python call per function (a fraction of a µs); our differences include what a variant's code
@@ -79,10 +83,10 @@ def ours_variants(sim, reps: int):
     compiled up to that stage."""
     from rigidsim.engine import layout as L
     from rigidsim.engine.constraint.kernel import constraint_forward_kernel
-    from rigidsim.engine.constraint.stage import ROWS_SHIFT, SOLVER_SHIFT, stage_mask
+    from rigidsim.engine.constraint.stage import ROWS_SHIFT, stage_mask
 
     cfg = sim._cfg
-    kinds, variant, rows = cfg & 0xFFFFFFFF, (cfg >> SOLVER_SHIFT) & 0xFFFF, cfg >> ROWS_SHIFT
+    kinds, rows = cfg & 0xFFFFFFFF, cfg >> ROWS_SHIFT
     integ = sim.integrator if sim.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
 
     def smooth():
@@ -128,17 +132,18 @@ def mujoco_loops(mjm, d, n: int):
             "solve": loop(lambda: mujoco.mj_fwdConstraint(mjm, d)), "forward": loop(lambda: mujoco.mj_forward(mjm, d))}
 
 
-def measure(name: str, K: int, B: int, reps: int, rounds: int):
+def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0):
     """(ours, mujoco, counts): per stage the median over rounds of µs per env-forward; counts of both sides."""
     import mujoco
 
     from bench_contacts import SCENES, build
     from rigidsim.engine import layout as L
 
-    sim, mjm = build(SCENES[name], B)
+    sim, mjm = build(SCENES[name], B, disable)
     if sim is None:
         return None, None, mjm
-    d = mujoco_state(mjm, K)
+    # the state as the scene reaches it (its own flags), then timed with `disable`
+    d = mujoco_state(mujoco.MjModel.from_xml_path(str(SCENES[name])), K)
     mujoco.mj_forward(mjm, d)
     set_state(sim, d)
     snap = {k: v.copy() for k, v in sim._d.items()}
@@ -175,6 +180,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=16, help="envs per launch of ours (identical states)")
     ap.add_argument("--reps", type=int, default=50, help="forward passes per env and launch of ours")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--disable", default="", help="disable flags for both engines, e.g. island,warmstart")
     args = ap.parse_args(argv)
     os.environ["RIGIDSIM_CPU_THREADS"] = "1"
 
@@ -184,15 +190,21 @@ def main(argv=None) -> int:
     from bench_record import cpu_name
     from rigidsim.engine import runtime
 
+    from rigidsim import model as M
+
+    disable = 0
+    for flag in filter(None, args.disable.split(",")):
+        disable |= getattr(M, "DSBL_" + flag.strip().upper())
     runtime.init(64, "cpu")
     console = Console(width=max(Console().width, 132))
     table = Table(title=f"forward pass by stage, µs per env, rigidsim (B = {args.batch}, {args.reps} passes per launch) against MuJoCo, one thread, "
-                        f"float64, MuJoCo compatibility, {cpu_name()} (median of {args.rounds} paired rounds)")
+                        f"float64, MuJoCo compatibility{', disabled: ' + args.disable if args.disable else ''}, {cpu_name()} "
+                        f"(median of {args.rounds} paired rounds)")
     for col in ("state", "ncon / nefc / iterations, ours | MuJoCo", *STAGES):
         table.add_column(col, justify="right")
     for spec in args.states.split(","):
         name, _, k = spec.partition(":")
-        ours, ref, counts = measure(name, int(k or 0), args.batch, args.reps, args.rounds)
+        ours, ref, counts = measure(name, int(k or 0), args.batch, args.reps, args.rounds, disable)
         if ours is None:
             table.add_row(spec, str(counts)[:60], *[""] * len(STAGES))
             continue
