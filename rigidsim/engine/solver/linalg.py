@@ -272,29 +272,26 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 
 
 @ti.func
-def hdot(h: ti.template(), b, i, j, n):
-    """Rows i and j of the dense matrix h (positions), first n columns, in mju_dot's order."""
-    ha = ti.static(h.arr)
-    hs = h.strides[1]
-    hb = base(h, b, 0)
-    hi = hb + i * hs
-    hj = hb + j * hs
+def flat_dot(a: ti.template(), x, y, n):
+    """a[x:x + n] times a[y:y + n] in mju_dot's order: four partial sums by k % 4 below n - n % 4, then the
+    remainder left to right. x and y are flat offsets the caller computed once (`chol_factor`), so that
+    nothing but the entries is loaded here."""
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
     r3 = 0.0
     k = 0
     while k + 4 <= n:
-        r0 = r0 + ha[hi + k] * ha[hj + k]
-        r1 = r1 + ha[hi + k + 1] * ha[hj + k + 1]
-        r2 = r2 + ha[hi + k + 2] * ha[hj + k + 2]
-        r3 = r3 + ha[hi + k + 3] * ha[hj + k + 3]
+        r0 = r0 + a[x + k] * a[y + k]
+        r1 = r1 + a[x + k + 1] * a[y + k + 1]
+        r2 = r2 + a[x + k + 2] * a[y + k + 2]
+        r3 = r3 + a[x + k + 3] * a[y + k + 3]
         k += 4
     res = (r0 + r2) + (r1 + r3)
     if k < n:
         tail = 0.0
         while k < n:
-            tail = tail + ha[hi + k] * ha[hj + k]
+            tail = tail + a[x + k] * a[y + k]
             k += 1
         res = res + tail
     return res
@@ -365,7 +362,9 @@ def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
 @ti.func
 def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     """res[:, cres] = J' efc_force over the island's rows and dofs (mju_mulMatTVec: rows with zero force are
-    skipped, and each row adds only its spans)."""
+    skipped, and each row adds only its spans). A run of rows with the same spans (`row_group`, a contact's
+    rows) is added in one pass: each entry of res is loaded and stored once for the run and gets the rows'
+    products in their order, the same additions as one pass per row (27 settled boxes: 17 -> 11 µs)."""
     vi = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
     ra = ti.static(res.arr)
@@ -374,17 +373,26 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     rb = base(res, b, cres)
     for k in range(nvi):
         ra[rb + vi[lb + k * NSOLVI] * rs] = 0.0
-    for c in range(nrow):
-        r = row(d, b, c)
-        f = d.efc[b, r, EFC_FORCE]
-        if f != 0.0:
-            p, o, sh, whole = row_span(d, b, r, nvi, True)
+    c = 0
+    while c < nrow:
+        g, rows, off = row_group(d, b, c, nrow)
+        f = ti.Vector([0.0] * GROUP)  # 0 for a row past the run: skipped as a row with no force
+        for q in ti.static(range(GROUP)):
+            if q < g:
+                f[q] = d.efc[b, rows[q], EFC_FORCE]
+        if (f != 0.0).any():
+            p, o, sh, whole = row_span(d, b, rows[0], nvi, True)
             for s in range(two(nvi)):
                 first, end, js, sf = span_at(p, o, sh, s)
                 for k in range(first, end):
                     i = span_dof(vi, lb, k, sf, whole)
                     ri = rb + i * rs
-                    ra[ri] = ra[ri] + ja[js + i] * f
+                    h = ra[ri]
+                    for q in ti.static(range(GROUP)):
+                        if f[q] != 0.0:
+                            h = h + ja[js + off[q] + i] * f[q]
+                    ra[ri] = h
+        c += g
 
 
 # ----------------------------------------------------------------------------- dense Cholesky on the Hessian
@@ -393,26 +401,28 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
 @ti.func
 def chol_factor(h: ti.template(), b, n, mindiag):
     """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor): a pivot
-    below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots)."""
+    below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots). The row
+    stride and the env's offset are read once, not reloaded after every stored entry."""
     ha = ti.static(h.arr)
     hs = h.strides[1]
     hb = base(h, b, 0)
     rank = n
     for j in range(n):
-        hjj = hb + j * hs + j
-        tmp = ha[hjj] - hdot(h, b, j, j, j)
+        hj = hb + j * hs
+        tmp = ha[hj + j] - flat_dot(ha, hj, hj, j)
         deficient = tmp < mindiag
         if deficient:
             tmp = mindiag
             rank -= 1
-        ha[hjj] = ti.sqrt(tmp)
-        inv = 1.0 / ha[hjj]
+        ljj = ti.sqrt(tmp)
+        ha[hj + j] = ljj
+        inv = 1.0 / ljj
         for i in range(j + 1, n):
-            hij = hb + i * hs + j
+            hi = hb + i * hs
             val = 0.0
             if not deficient:
-                val = (ha[hij] - hdot(h, b, i, j, j)) * inv
-            ha[hij] = val
+                val = (ha[hi + j] - flat_dot(ha, hi, hj, j)) * inv
+            ha[hi + j] = val
     return rank
 
 
