@@ -10,14 +10,16 @@ integration) at that state, qacc_warmstart included, many times over.
 
 MuJoCo's stages are its own functions, each called at the state in a loop of its own: the smooth pass
 (mj_forward with mjDSBL_CONSTRAINT), mj_collision, the rows (mj_makeConstraint, mj_projectConstraint,
-mj_referenceConstraint) and the solve (mj_fwdConstraint). Ours are kernels compiled with more and more of
-the constraint stage (`constraint.stage.stage_mask`): the smooth pass alone, then with collision, then with
-the rows, then everything; a stage's cost is the difference between two of them. Each launch runs the
-forward pass `--reps` times over in each of B identical envs, so that an env's data stays in the caches from
-one pass to the next as in MuJoCo's loops and as in a rollout (one pass per env and launch would read every
-env's data back from memory) and the launch's own cost is spread over B * reps passes. Rounds interleave
-every variant and every MuJoCo loop, and a stage's figure is the median over rounds of its per-round
-difference, so that a machine's drift cancels.
+mj_referenceConstraint) and the solve (mj_island, then mj_fwdConstraint). mj_forward finds the islands
+between making and projecting the rows; ours finds them inside the solve, so MuJoCo's mj_island is
+counted with its solve (it reads only the rows, so calling it after the projection costs the same).
+Ours are kernels compiled with more and more of the constraint stage (`constraint.stage.stage_mask`): the
+smooth pass alone, then with collision, then with the rows, then everything; a stage's cost is the difference
+between two of them. Each launch runs the forward pass `--reps` times over in each of B identical envs, so
+that an env's data stays in the caches from one pass to the next as in MuJoCo's loops and as in a rollout
+(one pass per env and launch would read every env's data back from memory) and the launch's own cost is
+spread over B * reps passes. Rounds interleave every variant and every MuJoCo loop, and a stage's figure is
+the median over rounds of its per-round difference, so that a machine's drift cancels.
 
 `--disable` sets MuJoCo disable flags (by name, e.g. island, warmstart) on both engines, to see a stage's
 parts: without islands both solve every row at once, without the warmstart both start at qacc_smooth
@@ -128,8 +130,12 @@ def mujoco_loops(mjm, d, n: int):
         mujoco.mj_projectConstraint(mjm, d)
         mujoco.mj_referenceConstraint(mjm, d)
 
+    def solve():
+        mujoco.mj_island(mjm, d)  # in MuJoCo's position stage; in our solve (module docstring)
+        mujoco.mj_fwdConstraint(mjm, d)
+
     return {"smooth": smooth, "collision": loop(lambda: mujoco.mj_collision(mjm, d)), "rows": loop(rows),
-            "solve": loop(lambda: mujoco.mj_fwdConstraint(mjm, d)), "forward": loop(lambda: mujoco.mj_forward(mjm, d))}
+            "solve": loop(solve), "forward": loop(lambda: mujoco.mj_forward(mjm, d))}
 
 
 def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0):
