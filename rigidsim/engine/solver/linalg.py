@@ -16,7 +16,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SVI_LIST, SVI_POS, SZ_NV,
+    SEI_LIST, SV_UPD, SVI_LIST, SVI_POS, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -399,6 +399,47 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
 
 
 @ti.func
+def flat_dot2(a: ti.template(), x0, x1, y, n):
+    """flat_dot(a, x0, y, n) and flat_dot(a, x1, y, n) in one pass, each summed as flat_dot sums it."""
+    r0 = 0.0
+    r1 = 0.0
+    r2 = 0.0
+    r3 = 0.0
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        y0 = a[y + k]
+        y1 = a[y + k + 1]
+        y2 = a[y + k + 2]
+        y3 = a[y + k + 3]
+        r0 = r0 + a[x0 + k] * y0
+        r1 = r1 + a[x0 + k + 1] * y1
+        r2 = r2 + a[x0 + k + 2] * y2
+        r3 = r3 + a[x0 + k + 3] * y3
+        s0 = s0 + a[x1 + k] * y0
+        s1 = s1 + a[x1 + k + 1] * y1
+        s2 = s2 + a[x1 + k + 2] * y2
+        s3 = s3 + a[x1 + k + 3] * y3
+        k += 4
+    res0 = (r0 + r2) + (r1 + r3)
+    res1 = (s0 + s2) + (s1 + s3)
+    if k < n:
+        t0 = 0.0
+        t1 = 0.0
+        while k < n:
+            yk = a[y + k]
+            t0 = t0 + a[x0 + k] * yk
+            t1 = t1 + a[x1 + k] * yk
+            k += 1
+        res0 = res0 + t0
+        res1 = res1 + t1
+    return res0, res1
+
+
+@ti.func
 def chol_factor(h: ti.template(), b, n, mindiag):
     """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor): a pivot
     below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots). The row
@@ -417,19 +458,30 @@ def chol_factor(h: ti.template(), b, n, mindiag):
         ljj = ti.sqrt(tmp)
         ha[hj + j] = ljj
         inv = 1.0 / ljj
-        for i in range(j + 1, n):
+        i = j + 1
+        if deficient:
+            while i < n:
+                ha[hb + i * hs + j] = 0.0
+                i += 1
+        while i + 1 < n:
             hi = hb + i * hs
-            val = 0.0
-            if not deficient:
-                val = (ha[hi + j] - flat_dot(ha, hi, hj, j)) * inv
-            ha[hi + j] = val
+            d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j)
+            ha[hi + j] = (ha[hi + j] - d0) * inv
+            ha[hi + hs + j] = (ha[hi + hs + j] - d1) * inv
+            i += 2
+        if i < n:
+            hi = hb + i * hs
+            ha[hi + j] = (ha[hi + j] - flat_dot(ha, hi, hj, j)) * inv
     return rank
 
 
 @ti.func
 def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (positions of the island's list):
-    forward then backward substitution, dividing by the diagonal (mju_cholSolve)."""
+    forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is gathered
+    into solver_v[:, SV_UPD] by position (the island's k-th dof at row k; that column is the rank-one
+    update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
+    read no list."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -437,14 +489,12 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     hs = h.strides[1]
     hb = base(h, b, 0)
     lb = list_base(d, b)
-    vb = base(d.solver_v, b, dst)
+    xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
     for k in range(n):
-        i = vi[lb + k * NSOLVI]
-        va[vb + i * vs] = va[sb + i * vs]
+        va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
     for i in range(n):
         hi = hb + i * hs
-        di = vb + vi[lb + i * NSOLVI] * vs
         # the row times the solution so far, in mju_dot's order
         r0 = 0.0
         r1 = 0.0
@@ -452,26 +502,28 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
         r3 = 0.0
         k = 0
         while k + 4 <= i:
-            r0 = r0 + ha[hi + k] * va[vb + vi[lb + k * NSOLVI] * vs]
-            r1 = r1 + ha[hi + k + 1] * va[vb + vi[lb + (k + 1) * NSOLVI] * vs]
-            r2 = r2 + ha[hi + k + 2] * va[vb + vi[lb + (k + 2) * NSOLVI] * vs]
-            r3 = r3 + ha[hi + k + 3] * va[vb + vi[lb + (k + 3) * NSOLVI] * vs]
+            r0 = r0 + ha[hi + k] * va[xb + k * vs]
+            r1 = r1 + ha[hi + k + 1] * va[xb + (k + 1) * vs]
+            r2 = r2 + ha[hi + k + 2] * va[xb + (k + 2) * vs]
+            r3 = r3 + ha[hi + k + 3] * va[xb + (k + 3) * vs]
             k += 4
         s = (r0 + r2) + (r1 + r3)
         if k < i:
             tail = 0.0
             while k < i:
-                tail = tail + ha[hi + k] * va[vb + vi[lb + k * NSOLVI] * vs]
+                tail = tail + ha[hi + k] * va[xb + k * vs]
                 k += 1
             s = s + tail
-        va[di] = (va[di] - s) / ha[hi + i]
+        va[xb + i * vs] = (va[xb + i * vs] - s) / ha[hi + i]
     for ii in range(n):
         i = n - 1 - ii
-        di = vb + vi[lb + i * NSOLVI] * vs
-        ri = va[di]
+        ri = va[xb + i * vs]
         for j in range(i + 1, n):
-            ri -= ha[hb + j * hs + i] * va[vb + vi[lb + j * NSOLVI] * vs]
-        va[di] = ri / ha[hb + i * hs + i]
+            ri -= ha[hb + j * hs + i] * va[xb + j * vs]
+        va[xb + i * vs] = ri / ha[hb + i * hs + i]
+    vb = base(d.solver_v, b, dst)
+    for k in range(n):
+        va[vb + vi[lb + k * NSOLVI] * vs] = va[xb + k * vs]
 
 
 @ti.func
