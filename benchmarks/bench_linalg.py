@@ -5,8 +5,9 @@ MuJoCo's C routines in the same run, one thread.
 
 For a random symmetric positive definite n x n matrix (n = 27 is the humanoid's Hessian): the dense Cholesky
 factor (`solver.linalg.chol_factor` against `mju_cholFactor`) and the solve with it (`chol_solve` against
-`mju_cholSolve`). Both sum in the same order (mju_dot's four partial sums), and the factors are checked to be
-equal to the bit before timing.
+`mju_cholSolve`). Both sum in the same order (mju_dot's four partial sums); before timing, the factors are
+checked equal to MuJoCo's to the bit and the solutions to 1e-12 (they differ in the last bit or two: the
+compiled back substitutions round differently).
 
 Ours: a kernel that runs the operation many times over in each of 16 envs (the factor on a fresh copy of the
 matrix each time; the copy alone is timed too and taken off). MuJoCo's: a Python loop over the function (its
@@ -82,6 +83,7 @@ def ours(n: int, reps: int):
 
     run(opt, *flat, 1, 1)
     factor = np.tril(H[0]).copy()
+    run(opt, *flat, 1, 2)
     x = V[0, :, L.SV_MGRAD].copy()
     return {"copy": lambda: timed(0), "factor": lambda: timed(1), "solve": lambda: timed(2)}, mat, factor, \
         V[0, :, L.SV_GRAD].copy(), x
@@ -115,9 +117,11 @@ def theirs(mat, vec, calls: int):
 
     factor()
     fac = np.tril(work).copy()
+    mujoco.mju_cholSolve(res, work, vec)
+    x = res.copy()
     return {"factor": loop(factor), "copy+call": loop(copy_call),
             "solve": loop(lambda: mujoco.mju_cholSolve(res, work, vec)),
-            "call3": loop(lambda: mujoco.mju_add(one, one, one))}, fac
+            "call3": loop(lambda: mujoco.mju_add(one, one, one))}, fac, x
 
 
 def main(argv=None) -> int:
@@ -141,10 +145,11 @@ def main(argv=None) -> int:
         table.add_column(col, justify="right")
     for n in (int(s) for s in args.sizes.split(",")):
         reps = max(20, 200000 // (n * n * n // 6 + 50))
-        mine, mat, factor, vec, _x = ours(n, reps)
-        ref, fac_ref = theirs(mat, vec, max(200, reps * 2))
-        if not np.array_equal(factor, fac_ref):
-            print(f"n = {n}: the factors differ (max {np.abs(factor - fac_ref).max():.3g}); not timed")
+        mine, mat, factor, vec, x = ours(n, reps)
+        ref, fac_ref, x_ref = theirs(mat, vec, max(200, reps * 2))
+        if not (np.array_equal(factor, fac_ref) and np.allclose(x, x_ref, rtol=1e-12, atol=0.0)):
+            print(f"n = {n}: the factors or the solutions differ (max {np.abs(factor - fac_ref).max():.3g}, "
+                  f"{np.abs(x - x_ref).max():.3g}); not timed")
             continue
         t = {k: [] for k in ("f", "s", "mf", "ms")}
         for _ in range(args.rounds):
