@@ -1,3 +1,21 @@
-"""rigidsim: a batched rigid-body simulator with MuJoCo's physics, in Taichi."""
+"""rigidsim: a batched rigid-body simulator with MuJoCo's physics, in Taichi.
 
-__version__ = "0.1.0"
+The Python API is `rigidsim.Batch` (rigidsim/batch.py), imported on first use so that the command line
+does not pay for it.
+"""
+
+from rigidsim.version import __version__
+
+__all__ = ["Batch", "InputError", "SimulationError", "__version__"]
+
+
+def __getattr__(name):
+    if name == "Batch":
+        from rigidsim.batch import Batch
+
+        return Batch
+    if name in ("InputError", "SimulationError"):
+        from rigidsim import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'rigidsim' has no attribute {name!r}")

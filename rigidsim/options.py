@@ -21,6 +21,7 @@ import yaml
 
 from rigidsim.errors import InputError
 from rigidsim import model as M
+from rigidsim.reset import NOISE_DISTRIBUTIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +74,9 @@ SPECS: Dict[str, Spec] = {
     "enable_mujoco_compatibility": Spec("bool", False, "unset options take MuJoCo's defaults or the scene's MJCF values"),
     "use_gjk_collision": Spec("bool", None, "GJK/EPA instead of MPR for convex pairs; null: off", nullable=True),
     "broadphase_traversal": Spec("enum", None, "broadphase: sap | all_vs_all (the same contacts); null: all_vs_all (measured faster on the filtered pair table, benchmarks/bench_collision.py)", BROADPHASES, nullable=True),
+    "init_qpos_noise": Spec("float", 0.0, "scale of the noise added to each env's initial qpos (rad or m per dof; a ball or free joint's quaternion is turned by a rotation vector of that scale), seeded by --seed; 0: none", low=0.0),
+    "init_qvel_noise": Spec("float", 0.0, "scale of the noise added to each env's initial qvel (per dof), seeded by --seed; 0: none", low=0.0),
+    "init_noise_distribution": Spec("enum", "uniform", "reset noise: uniform on [-scale, scale] | normal with standard deviation scale", NOISE_DISTRIBUTIONS),
 }
 
 # Where each option goes, so that none is silently ignored:
@@ -82,6 +86,7 @@ SPECS: Dict[str, Spec] = {
 #   "resolve"  only steers how the other options resolve
 #   "contact"  only matters once contacts or other constraints are simulated; a run whose scene and options
 #              need them is refused for them (runner.unsupported), so until then any value is accepted
+#   "init"     sets each env's initial state (reset.initial_states)
 #   "refused"  a value other than the default cannot be honoured yet: `not_honoured` names it and the run
 #              is refused
 REACH: Dict[str, str] = {
@@ -97,6 +102,7 @@ REACH: Dict[str, str] = {
     "constraint_timeconst": "contact", "use_contact_island": "contact", "box_box_detection": "contact",
     "enable_multi_contact": "flags", "use_gjk_collision": "contact", "broadphase_traversal": "contact",
     "use_hibernation": "refused", "hibernation_thresh_vel": "refused",
+    "init_qpos_noise": "init", "init_qvel_noise": "init", "init_noise_distribution": "init",
 }
 
 

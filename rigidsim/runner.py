@@ -20,6 +20,7 @@ from rigidsim import options as opts
 from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
+from rigidsim.reset import initial_states, load_init
 from rigidsim import model as M
 from rigidsim.trajectory import (COMPRESSIONS, DEFAULT_COMPRESSION, DEFAULT_RECORD, RECORDABLE, TrajectoryWriter,
                                  check_out)
@@ -33,6 +34,7 @@ class RunArgs:
     envs: int = 1
     out: str = "trajectory.h5"
     keyframe: Optional[str] = None
+    init: Optional[str] = None
     ctrl: Optional[str] = None
     record: Optional[str] = None
     every: int = 1
@@ -196,31 +198,6 @@ def frame_contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np
             "position": c["pos"], "normal": c["normal"], "penetration": -c["dist"], "force": c["force"]}
 
 
-def initial_state(model: M.Model, keyframe: Optional[str]) -> Dict[str, np.ndarray]:
-    if keyframe is None:
-        return {}
-    names = model.names.get("key", [])
-    if keyframe in names:
-        k = names.index(keyframe)
-    elif keyframe.isdigit() and int(keyframe) < model.nkey:
-        k = int(keyframe)
-    else:
-        import difflib
-
-        close = difflib.get_close_matches(keyframe, [n for n in names if n], n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        avail = ", ".join(n or f"#{i}" for i, n in enumerate(names)) or "none"
-        raise InputError(f"no keyframe '{keyframe}' in the scene.{hint} Keyframes: {avail}.", where="--keyframe")
-    st = dict(qpos=model.key_qpos[k], qvel=model.key_qvel[k], act=model.key_act[k], ctrl=model.key_ctrl[k])
-    if model.nmocap:
-        st.update(mocap_pos=model.key_mpos[k], mocap_quat=model.key_mquat[k])
-    bad = [f for f, v in st.items() if not np.isfinite(v).all()]
-    if bad:  # MuJoCo accepts inf and nan in a keyframe; a run from one would fail at its first step
-        raise InputError(f"keyframe '{keyframe}' has non-finite values (inf or nan) in {', '.join(bad)}; "
-                         f"rigidsim does not start from a non-finite state", where="--keyframe")
-    return st
-
-
 def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu]."""
     p = Path(path)
@@ -310,6 +287,30 @@ def _divergence_hint(e: SimulationError, resolved) -> str:
     return " (the state diverged: a smaller timestep, --set dt=..., may keep it stable)"
 
 
+def frame_blocks(sim, model: M.Model, steps: int, every: int, ctrl, record: Sequence[str], rec_contacts: bool,
+                 contacts0=None):
+    """Simulate `steps` steps from the engine's current state and yield, one engine launch at a time, what the
+    trajectory file records: (the step of each frame [n], env 0's time [n], {field: [n, B, ...]} of the
+    recorded fields, the frames' contact rows or None). `rec_contacts`: the engine records contacts with
+    their forces; else `contacts0` (frame 0's, from collision detection alone) for a run of 0 steps."""
+    fields = [k for k in record if k != "contacts"]
+    for st, block in sim.rollout_blocks(steps, every=every, ctrl=ctrl, contacts=rec_contacts):
+        f = sim.fields(block)
+        crows = frame_contact_rows(model, sim.contact_rows(f)) if rec_contacts else (contacts0 if steps == 0 else None)
+        yield st, f["time"][:, 0], {k: recorded(f, k, model.nv) for k in fields}, crows
+
+
+def init_source(a: RunArgs, resolved: Dict[str, Any]) -> str:
+    """What the envs' initial states were made from, as the file's /init `source` says it."""
+    parts = [f"keyframe {a.keyframe}" if a.keyframe is not None else "qpos0"]
+    if a.init:
+        parts.append(f"--init {a.init}")
+    scales = [f"{k}={resolved[k]:g}" for k in ("init_qpos_noise", "init_qvel_noise") if resolved[k]]
+    if scales:
+        parts.append(f"{resolved['init_noise_distribution']} noise ({', '.join(scales)}, seed {a.seed})")
+    return ", then ".join(parts)
+
+
 def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
     # -- validate everything before touching the output ---------------------
     if a.steps < 0:
@@ -341,12 +342,11 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         check_colliders(model, resolved)
     scene_model = model  # the compiled scene, as the file's /model holds it (the options are in options_yaml)
     model = opts.apply(model, resolved)
-    state = initial_state(model, a.keyframe)
+    init = load_init(a.init, model, a.envs) if a.init else None
+    state = initial_states(model, resolved, a.envs, a.keyframe, init, a.seed)
     ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
-    if ctrl is not None and "ctrl" in state:
-        state.pop("ctrl")
     if ctrl is not None:
-        state["ctrl"] = ctrl[0]
+        state["ctrl"] = ctrl[0]  # --ctrl overrides a keyframe's
 
     from rigidsim.engine.simulator import Simulator
 
@@ -359,7 +359,6 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     build_seconds = t0 - t_build
 
     frames, steps_done, complete, message = 0, 0, False, ""
-    fields = [k for k in record if k != "contacts"]
     contacts0 = None
     # contacts with their forces come with every frame of a scene with constraints; frame 0 of a scene the
     # engine cannot step (kinematics only) has its contacts from collision detection alone, forces NaN
@@ -373,14 +372,12 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
             dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
             float_dtype=np.float64 if precision == 64 else np.float32, compression=a.compression,
             extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
+        writer.write_init(state["qpos"], state["qvel"], init_source(a, resolved))
         try:
             # one block per engine launch, written with one dataset write per field: no Python per frame
-            for steps, block in sim.rollout_blocks(a.steps, every=a.every, ctrl=ctrl, contacts=rec_contacts):
-                f = sim.fields(block)
-                crows = frame_contact_rows(model, sim.contact_rows(f)) if rec_contacts else \
-                    (contacts0 if a.steps == 0 else None)
+            for steps, t, fv, crows in frame_blocks(sim, model, a.steps, a.every, ctrl, record, rec_contacts, contacts0):
                 intr.writing = True
-                writer.add_block(f["time"][:, 0], {k: recorded(f, k, model.nv) for k in fields}, crows)
+                writer.add_block(t, fv, crows)
                 intr.writing = False
                 frames += len(steps)
                 steps_done = int(steps[-1])

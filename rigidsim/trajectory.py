@@ -19,7 +19,7 @@ from typing import Mapping, Optional, Sequence
 import h5py
 import numpy as np
 
-from rigidsim import __version__
+from rigidsim.version import __version__
 from rigidsim.errors import InputError
 from rigidsim.model import Model
 
@@ -173,6 +173,15 @@ class TrajectoryWriter:
             g.create_dataset(ds, data=np.array(list(model.names.get(kind, [])), dtype=object), dtype=str_dt)
         for name in MODEL_ARRAYS:
             g.create_dataset(name, data=np.asarray(model.arrays[name]))
+
+    def write_init(self, qpos: np.ndarray, qvel: np.ndarray, source: str) -> None:
+        """/init: the state each env started from, qpos [B, nq] and qvel [B, nv] (before any frame is
+        written, so an interrupted run has it too); `source` says what it was made from, and the reset
+        noise options are in options_yaml."""
+        g = self.f.create_group("init")
+        g.attrs["source"] = source
+        g.create_dataset("qpos", data=np.asarray(qpos, dtype=self.fdt).reshape(self.B, -1))
+        g.create_dataset("qvel", data=np.asarray(qvel, dtype=self.fdt).reshape(self.B, -1))
 
     # -- frames ------------------------------------------------------------
     def _append(self, key: str, data: np.ndarray) -> None:

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from rigidsim import __version__
+from rigidsim.version import __version__
 from rigidsim.errors import InputError, RigidsimError
 
 # help is rendered with rich markup (explicit: older typer defaults differ), so a literal "[" in help is "\\["
@@ -74,6 +74,8 @@ def run(
     envs: int = typer.Option(1, "--envs", help="Number of environments B."),
     out_path: str = typer.Option("trajectory.h5", "--out", help="Output HDF5 file."),
     keyframe: Optional[str] = typer.Option(None, "--keyframe", help="Start from this MJCF <key> (name or index)."),
+    init: Optional[str] = typer.Option(None, "--init", help=".npy initial states per env: \\[B, nq] (qpos) or \\[B, nq+nv] "
+                                       "(qpos and qvel)."),
     ctrl: Optional[str] = typer.Option(None, "--ctrl", help=".npy controls: \\[nu], \\[N, nu] or \\[N, B, nu]."),
     record: Optional[str] = typer.Option(None, "--record", help="Comma list of qpos,qvel,qacc,xpos,xquat,ctrl,contacts "
                                          "(default qpos,qvel,xpos,xquat,contacts)."),
@@ -81,14 +83,14 @@ def run(
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override one option: KEY=VALUE (repeatable)."),
     precision: Optional[int] = typer.Option(None, "--precision", help="32 or 64 (default 64 on CPU, 32 on GPU)."),
     backend: str = typer.Option("cpu", "--backend", help="cpu, gpu or auto."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the file)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the reset noise (init_qpos_noise, init_qvel_noise); recorded in the file."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
     compression: str = typer.Option("none", "--compression", help="HDF5 compression of the trajectory: none, lzf or gzip."),
 ):
     """Simulate SCENE for --steps steps in --envs environments and write the trajectory to --out."""
     from rigidsim.runner import RunArgs, run as do_run
 
-    args = RunArgs(scene=scene, options=options, steps=steps, envs=envs, out=out_path, keyframe=keyframe,
+    args = RunArgs(scene=scene, options=options, steps=steps, envs=envs, out=out_path, keyframe=keyframe, init=init,
                    ctrl=ctrl, record=record, every=every, sets=sets or (), precision=precision, backend=backend,
                    seed=seed, quiet=quiet, compression=compression)
     show = (not quiet) and err.is_terminal

@@ -134,8 +134,9 @@ class Simulator:
             out[:, :n] = np.broadcast_to(a, (self.n_envs, n) + tail)
         return out
 
-    def reset(self, qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None) -> None:
-        """Set the state of every env (each argument broadcast to [B, ...]); time = 0."""
+    def reset(self, qpos=None, qvel=None, act=None, ctrl=None, mocap_pos=None, mocap_quat=None, time=None) -> None:
+        """Set the state of every env (each argument broadcast to [B, ...]); time = 0, or `time` ([B] or one
+        value)."""
         m = self.model
         d = D.make_data(m, self.n_envs, self.dtype, sizes=self._sizes)
         self.nconmax = d["contact"].shape[1] if m.nbody and self.npair else 0
@@ -147,6 +148,9 @@ class Simulator:
         order = mocap_bodies[np.argsort(m.body_mocapid[mocap_bodies])]
         d["mocap_pos"] = self._bcast(m.body_pos[order] if mocap_pos is None else mocap_pos, m.nmocap, (3,))
         d["mocap_quat"] = self._bcast(m.body_quat[order] if mocap_quat is None else mocap_quat, m.nmocap, (4,))
+        if time is not None:
+            d["time"] = np.broadcast_to(np.asarray(time, self.dtype).reshape((-1,) + (1,) * (d["time"].ndim - 1)),
+                                        d["time"].shape).copy()
         # the kernels take each array flattened to 1-D: on the CPU a view of the [B, ...] array held here
         self._dshape = {k: v.shape for k, v in d.items()}
         if self.backend == "cpu":
