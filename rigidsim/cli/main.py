@@ -164,6 +164,32 @@ def scenes():
     out.print(scenes_table())
 
 
+@app.command()
+def plot(
+    trajectory: str = typer.Argument(..., help="A trajectory file written by `rigidsim run`."),
+    out_path: Optional[str] = typer.Option(None, "--out", help="Figure file, .png, .svg or .pdf (default: the "
+                                           "input's name with .png, beside it)."),
+    env: Optional[int] = typer.Option(None, "--env", help="Plot env B alone (default: the mean and min-max band "
+                                      "over every env; env 0 of a one-env file)."),
+    fields: Optional[str] = typer.Option(None, "--fields", help="Comma list of qpos,qvel,energy,contacts,solver "
+                                         "(default: every one the file holds)."),
+):
+    """Plot a trajectory file: qpos and qvel per joint, energy, contacts and normal force, solver counts.
+
+    Needs matplotlib: pip install 'rigidsim\\[plot]'."""
+    from rigidsim.plot import plot_file
+
+    try:
+        res = plot_file(trajectory, out_path, env, fields)
+    except RigidsimError as e:
+        _fail(e)
+    from rich.text import Text
+
+    for note in res.notes:
+        err.print(Text(f"rigidsim: note: {note}"), soft_wrap=True)
+    err.print(Text(f"wrote {res.out}: {len(res.panels)} panels ({', '.join(res.panels)})"), soft_wrap=True)
+
+
 def entry() -> None:
     """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
     try:
