@@ -392,6 +392,16 @@ def test_bad_arguments_exit_2(base, args, expect):
     assert expect in out
 
 
+def test_rich_tables_on_a_terminal(tmp_path, base):
+    """FORCE_COLOR makes rich treat stdout as a terminal: the report is drawn as tables, same verdict."""
+    b = copy(base, tmp_path / "b.h5")
+    with h5py.File(b, "r+") as f:
+        f["qvel"][2, 0, 0] += 1.0
+    p = rigidsim("diff", base, b, env={"FORCE_COLOR": "1"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "┃" in p.stdout and "DIFFER (exit 1)" in p.stdout and "first difference at frame 2" in p.stdout
+
+
 def test_help():
     p = rigidsim("diff", "--help")
     assert p.returncode == 0 and "--atol" in p.stdout and "--json" in p.stdout
