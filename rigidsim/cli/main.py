@@ -190,6 +190,39 @@ def plot(
     err.print(Text(f"wrote {res.out}: {len(res.panels)} panels ({', '.join(res.panels)})"), soft_wrap=True)
 
 
+@app.command()
+def diff(
+    a: str = typer.Argument(..., metavar="A.h5", help="First trajectory file (A)."),
+    b: str = typer.Argument(..., metavar="B.h5", help="Second trajectory file (B)."),
+    rtol: Optional[List[str]] = typer.Option(None, "--rtol", help="Relative tolerance: R for every field, or "
+                                             "FIELD=R for one (repeatable). Default 0."),
+    atol: Optional[List[str]] = typer.Option(None, "--atol", help="Absolute tolerance: A for every field, or "
+                                             "FIELD=A for one, e.g. qpos=1e-9 or contacts.force=1e-6 (repeatable). "
+                                             "Default 0."),
+    fields: Optional[str] = typer.Option(None, "--fields", help="Comma list of fields to compare, e.g. "
+                                         "qpos,xpos,contacts,model (default: every field of either file)."),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Also write the report as JSON to this file "
+                                            "('-': to stdout, instead of the table)."),
+):
+    """Compare two trajectory files field by field, the contacts by geom pair, and the attributes.
+
+    A value differs when |a - b| > atol + rtol*|b| (b: B's value). Exit 0 when equal within tolerance, 1 when they differ, 2 for bad input.
+    """
+    from rigidsim.diff import diff_files, write_json
+
+    try:
+        report = diff_files(a, b, rtol=rtol or (), atol=atol or (), fields=fields)
+        if json_path:
+            write_json(report, json_path)
+    except RigidsimError as e:
+        _fail(e)
+    if json_path != "-":
+        from rigidsim.cli.diff_view import render
+
+        render(report, out)
+    raise typer.Exit(report.exit_code)
+
+
 def entry() -> None:
     """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
     try:
