@@ -107,3 +107,74 @@ def kinetic_energy(time: np.ndarray, xpos: np.ndarray, xquat: np.ndarray, body_i
     mass, inertia = np.asarray(body_mass, np.float64), np.asarray(body_inertia, np.float64)
     return 0.5 * (np.einsum("b,...bi,...bi->...", mass, v, v) +
                   np.einsum("bi,...bi,...bi->...", inertia, w_principal, w_principal))
+
+
+def _axis_angle_mat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotation matrices [..., 3, 3] about the unit `axis` [3] by `angle` [...] (Rodrigues)."""
+    a = np.asarray(axis, np.float64)
+    a = a / np.linalg.norm(a)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    s, c = np.sin(angle)[..., None, None], np.cos(angle)[..., None, None]
+    return np.eye(3) + s * k + (1 - c) * (k @ k)
+
+
+def joint_kinetic_energy(qpos: np.ndarray, qvel: np.ndarray, xpos: np.ndarray, xquat: np.ndarray,
+                         model) -> np.ndarray:
+    """MuJoCo's mj_energyVel, 1/2 qvel' M(qpos) qvel with the armature, of frames [...] from the recorded
+    qpos [..., nq], qvel [..., nv] and body poses xpos [..., nbody, 3], xquat [..., nbody, 4]; `model` maps
+    MuJoCo's names to arrays (the file's /model group).
+
+    Each body's velocity is its parent's plus its joints' (a twist: angular velocity w and the velocity v0 of
+    the world point at the origin, so that a point x moves at v0 + w x x), with the joint axes and anchors
+    where MuJoCo's kinematics puts them: a body's joints are undone from its recorded pose last to first
+    (a hinge turns by qpos - qpos0 about its axis through its anchor, a slide moves by qpos - qpos0, a ball
+    turns by its quaternion), so a body with several joints gets each axis at its own place in the chain.
+    A ball's (and a free joint's) three rotational dofs turn about the body's final axes, a free joint's
+    three translational ones move along the world axes: MuJoCo's cdof. KE = sum over bodies of
+    1/2 m |v(com)|^2 + 1/2 w' I w, plus 1/2 armature qvel^2 per dof."""
+    g = lambda name: np.asarray(model[name][()])  # noqa: E731
+    qpos, qvel = np.asarray(qpos, np.float64), np.asarray(qvel, np.float64)
+    xpos, xquat = np.asarray(xpos, np.float64), np.asarray(xquat, np.float64)
+    parent, jtype, jbody = g("body_parentid"), g("jnt_type"), g("jnt_bodyid")
+    qadr, dadr, jaxis, jpos = g("jnt_qposadr"), g("jnt_dofadr"), g("jnt_axis"), g("jnt_pos")
+    qpos0, mass, inertia = g("qpos0"), g("body_mass"), g("body_inertia")
+    R = quat_mat(xquat)  # [..., nbody, 3, 3]
+    Ri = quat_mat(quat_mul(xquat, g("body_iquat")))  # principal axes of each body's inertia
+    com = com_positions(xpos, xquat, g("body_ipos"))
+    lead = xpos.shape[:-2]
+    nbody = xpos.shape[-2]
+    w = np.zeros(lead + (nbody, 3))
+    v0 = np.zeros(lead + (nbody, 3))
+    ke = 0.5 * np.einsum("d,...d->...", g("dof_armature"), qvel * qvel)
+    for b in range(1, nbody):
+        w[..., b, :], v0[..., b, :] = w[..., parent[b], :], v0[..., parent[b], :]
+        rot, org = R[..., b, :, :], xpos[..., b, :]  # the frame after the body's joints, undone below
+        for j in np.flatnonzero(jbody == b)[::-1]:
+            t, qa, da = int(jtype[j]), int(qadr[j]), int(dadr[j])
+            anchor = org + np.einsum("...ij,j->...i", rot, jpos[j])
+            if t == 0:  # free: origin velocity in world axes, then the body's final axes (as a ball)
+                v0[..., b, :] += qvel[..., da:da + 3]
+                wj = np.einsum("...ij,...j->...i", R[..., b, :, :], qvel[..., da + 3:da + 6])
+                w[..., b, :] += wj
+                v0[..., b, :] -= np.cross(wj, org)
+            elif t == 1:  # ball: the body's final axes through the anchor
+                wj = np.einsum("...ij,...j->...i", R[..., b, :, :], qvel[..., da:da + 3])
+                w[..., b, :] += wj
+                v0[..., b, :] -= np.cross(wj, anchor)
+                rot = rot @ np.swapaxes(quat_mat(qpos[..., qa:qa + 4]), -1, -2)
+                org = anchor - np.einsum("...ij,j->...i", rot, jpos[j])
+            elif t == 2:  # slide
+                a = np.einsum("...ij,j->...i", rot, jaxis[j])
+                v0[..., b, :] += a * qvel[..., da, None]
+                org = org - a * (qpos[..., qa] - qpos0[qa])[..., None]
+            else:  # hinge
+                a = np.einsum("...ij,j->...i", rot, jaxis[j])
+                wj = a * qvel[..., da, None]
+                w[..., b, :] += wj
+                v0[..., b, :] -= np.cross(wj, anchor)
+                rot = rot @ _axis_angle_mat(jaxis[j], -(qpos[..., qa] - qpos0[qa]))
+                org = anchor - np.einsum("...ij,j->...i", rot, jpos[j])
+        vc = v0[..., b, :] + np.cross(w[..., b, :], com[..., b, :])
+        wp = np.einsum("...ji,...j->...i", Ri[..., b, :, :], w[..., b, :])
+        ke = ke + 0.5 * (mass[b] * np.sum(vc * vc, axis=-1) + np.sum(inertia[b] * wp * wp, axis=-1))
+    return ke

@@ -3,8 +3,10 @@
 One axes (panel) per quantity the file holds, stacked over a shared time axis (s, from `/time`):
 - `qpos`: a line per generalized position, named from `/model` (coordinates.py) with its unit;
 - `qvel`: a line per generalized velocity, likewise;
-- `energy`: potential energy (gravity, exact), kinetic energy (finite differences of the recorded body
-  poses, energy.py) and their sum, in J; needs `xpos` and `xquat`;
+- `energy`: potential energy (gravity, exact), kinetic energy and their sum, in J; needs `xpos` and
+  `xquat`. The kinetic energy is MuJoCo's 1/2 qvel' M qvel, exact, when the file holds qpos and qvel too
+  (energy.joint_kinetic_energy), else from finite differences of the recorded body poses (approximate);
+  the legend says which;
 - `contacts`: two panels, the number of contacts of each frame, and the total normal force (N): each
   contact's force projected on its normal, summed over the env's contacts of the frame (drawn by default
   only when the file holds a contact);
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 import numpy as np
 
 from rigidsim.coordinates import qpos_coordinates, qvel_coordinates
-from rigidsim.energy import kinetic_energy, potential_energy
+from rigidsim.energy import joint_kinetic_energy, kinetic_energy, potential_energy
 from rigidsim.errors import InputError
 
 if TYPE_CHECKING:
@@ -194,15 +196,19 @@ def _energy_panel(r: _Reader, notes: List[str]) -> Panel:
     if not found:
         notes.append(f"energy: no gravity in the file's options_yaml; the potential energy takes {DEFAULT_GRAVITY}")
     pe = potential_energy(xpos, xquat, ipos, mass, g)
-    ke = kinetic_energy(r.time, xpos, xquat, ipos, r.model("body_iquat"), mass, r.model("body_inertia"))
     gtxt = ", ".join(f"{x:g}" for x in g)
     series = [Series(f"potential (gravity ({gtxt}) m/s²)", pe)]
+    if "qpos" in r.f and "qvel" in r.f:  # exact: MuJoCo's mj_energyVel of the recorded state
+        ke = joint_kinetic_energy(r("qpos"), r("qvel"), xpos, xquat, r.f["model"])
+        how = "1/2 qvel' M qvel"
+    else:
+        ke = kinetic_energy(r.time, xpos, xquat, ipos, r.model("body_iquat"), mass, r.model("body_inertia"))
+        every = int(r.f.attrs.get("record_every", 1))
+        how = "finite differences of " + (f"poses {every} steps apart" if every > 1 else "the recorded poses")
     if ke is None:
         notes.append("energy: the kinetic energy needs two frames or more at increasing times; drawn without it")
     else:
-        every = int(r.f.attrs.get("record_every", 1))
-        how = f"poses {every} steps apart" if every > 1 else "the recorded poses"
-        series += [Series(f"kinetic (finite differences of {how})", ke), Series("total (potential + kinetic)", pe + ke)]
+        series += [Series(f"kinetic ({how})", ke), Series("total (potential + kinetic)", pe + ke)]
     return Panel("energy", "energy (J)", series)
 
 

@@ -122,21 +122,30 @@ def test_one_env_panels_labels_and_lines_are_the_files(falling):
     assert not ax["qpos"].collections  # one env: lines, no band
 
 
-def test_energy_of_free_fall_and_spin_is_the_closed_form(falling):
+@pytest.mark.parametrize("with_qvel", [True, False])
+def test_energy_of_free_fall_and_spin_is_the_closed_form(falling, tmp_path, with_qvel):
     """PE = m g h of each centre of mass (the ball's 0.2 m below its origin once tilted); KE = 1/2 m v^2 of the
-    parabola (central differences are exact on it, also at the uneven last frame) + 1/2 I_z w^2 of the box."""
-    with P.open_trajectory(falling["path"]) as f:
+    parabola + 1/2 I_z w^2 of the box: from qpos and qvel (1/2 qvel' M qvel) when the file holds them, else
+    from the poses (central differences are exact on a parabola, also at the uneven last frame)."""
+    path = falling["path"]
+    if not with_qvel:
+        with P.open_trajectory(path) as f:
+            xpos, xquat = f["xpos"][:], f["xquat"][:]
+        scene = tmp_path / "two.xml"
+        scene.write_text(TWO_BODIES)
+        path = write_file(tmp_path / "poses.h5", scene, falling["t"], {"xpos": xpos, "xquat": xquat}, B=1)
+    with P.open_trajectory(path) as f:
         fig = P.build_figure(f, fields=["energy"])
     (ax,) = fig.axes
     pe, ke, total = (ln.get_ydata() for ln in ax.lines)
+    how = "1/2 qvel' M qvel" if with_qvel else "finite differences of the recorded poses"
     assert [ln.get_label() for ln in ax.lines] == [
-        "potential (gravity (0, 0, -9.81) m/s²)", "kinetic (finite differences of the recorded poses)",
-        "total (potential + kinetic)"]
+        "potential (gravity (0, 0, -9.81) m/s²)", f"kinetic ({how})", "total (potential + kinetic)"]
     m_ball, m_box, g = 2.0, 3.0, 9.81
     np.testing.assert_allclose(pe, m_ball * g * (falling["ball_z"] - 0.2) + m_box * g * 0.5, rtol=1e-13)
     i_z = m_box * (0.1 ** 2 + 0.3 ** 2) / 3
     expect_ke = 0.5 * m_ball * (falling["ball_v"] ** 2).sum(1) + 0.5 * i_z * falling["w"] ** 2
-    np.testing.assert_allclose(ke, expect_ke, rtol=1e-10)
+    np.testing.assert_allclose(ke, expect_ke, rtol=1e-13 if with_qvel else 1e-10)
     np.testing.assert_allclose(total, pe + ke, rtol=1e-15)
 
 
