@@ -82,16 +82,21 @@ def check_init(a: Any, model: M.Model, envs: int, where: str = "--init") -> Dict
     return out
 
 
-def load_init(path: str | Path, model: M.Model, envs: int) -> Dict[str, np.ndarray]:
-    """`--init FILE.npy`: per-env qpos, or qpos and qvel (`check_init`)."""
+def load_npy(path: str | Path, what: str, where: str) -> np.ndarray:
+    """The array of a .npy file given by a command-line flag (`where`), or an InputError naming it: the file
+    missing (`what` says what it should hold), or not a .npy array."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"initial-state file not found: {p}", where="--init")
+        raise InputError(f"{what} file not found: {p}", where=where)
     try:
-        a = np.load(p, allow_pickle=False)
+        return np.load(p, allow_pickle=False)
     except Exception as e:  # numpy raises ValueError/OSError/UnpicklingError for bad files
-        raise InputError(f"cannot read {p} as a .npy array: {e}", where="--init") from None
-    return check_init(a, model, envs, where=f"--init {p}")
+        raise InputError(f"cannot read {p} as a .npy array: {e}", where=where) from None
+
+
+def load_init(path: str | Path, model: M.Model, envs: int) -> Dict[str, np.ndarray]:
+    """`--init FILE.npy`: per-env qpos, or qpos and qvel (`check_init`)."""
+    return check_init(load_npy(path, "initial-state", "--init"), model, envs, where=f"--init {path}")
 
 
 def quat_turn(q: np.ndarray, rotvec: np.ndarray) -> np.ndarray:

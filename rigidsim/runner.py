@@ -20,7 +20,7 @@ from rigidsim import options as opts
 from rigidsim.engine.collision_pairs import collision_pairs
 from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
-from rigidsim.reset import initial_states, load_init
+from rigidsim.reset import initial_states, load_init, load_npy
 from rigidsim import model as M
 from rigidsim.trajectory import (COMPRESSIONS, DEFAULT_COMPRESSION, DEFAULT_RECORD, RECORDABLE, TrajectoryWriter,
                                  check_out)
@@ -201,12 +201,7 @@ def frame_contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np
 def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu]."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"control file not found: {p}", where="--ctrl")
-    try:
-        a = np.load(p, allow_pickle=False)
-    except Exception as e:  # numpy raises ValueError/OSError/UnpicklingError for bad files
-        raise InputError(f"cannot read {p} as a .npy array: {e}", where="--ctrl") from None
+    a = load_npy(p, "control", "--ctrl")
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
