@@ -1,56 +1,17 @@
 """MuJoCo as the reference: helpers the parity tests share.
 
-`model_from_mujoco` copies a compiled ``mujoco.MjModel`` into our numpy
-`Model` field by field (same names), so engine stages can be tested on
-MuJoCo's own compile independently of our loaders, and loader tests can
-compare our compile with this one.
+`model_from_mujoco` (from `rigidsim.compare.model`, which `rigidsim compare` uses too) copies a compiled
+``mujoco.MjModel`` into our numpy `Model` field by field (same names), so engine stages can be tested on
+MuJoCo's own compile independently of our loaders, and loader tests can compare our compile with this one.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-
-from rigidsim import model as M
 
 mujoco = pytest.importorskip("mujoco")
 
-_OBJ = {
-    "body": mujoco.mjtObj.mjOBJ_BODY, "jnt": mujoco.mjtObj.mjOBJ_JOINT, "geom": mujoco.mjtObj.mjOBJ_GEOM,
-    "site": mujoco.mjtObj.mjOBJ_SITE, "mesh": mujoco.mjtObj.mjOBJ_MESH, "hfield": mujoco.mjtObj.mjOBJ_HFIELD,
-    "eq": mujoco.mjtObj.mjOBJ_EQUALITY, "tendon": mujoco.mjtObj.mjOBJ_TENDON,
-    "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR, "sensor": mujoco.mjtObj.mjOBJ_SENSOR, "key": mujoco.mjtObj.mjOBJ_KEY,
-}
-_COUNT = {"body": "nbody", "jnt": "njnt", "geom": "ngeom", "site": "nsite", "mesh": "nmesh", "hfield": "nhfield",
-          "eq": "neq", "tendon": "ntendon", "actuator": "nu", "sensor": "nsensor", "key": "nkey"}
-
-
-def model_from_mujoco(mjm) -> M.Model:
-    sizes = {s: int(getattr(mjm, s)) for s in M.SIZES}
-    m = M.Model.empty(**sizes)
-    for name, (_, dtype) in M.FIELDS.items():
-        src = np.asarray(getattr(mjm, name))
-        m.arrays[name] = src.reshape(m.shape_of(name)).astype(dtype, copy=True)
-    for kind, obj in _OBJ.items():
-        m.names[kind] = [mujoco.mj_id2name(mjm, obj, i) or "" for i in range(sizes[_COUNT[kind]])]
-    o = mjm.opt
-    m.opt = M.ModelOption(
-        timestep=float(o.timestep), gravity=tuple(o.gravity), wind=tuple(o.wind), magnetic=tuple(o.magnetic),
-        density=float(o.density), viscosity=float(o.viscosity), impratio=float(o.impratio),
-        o_margin=float(o.o_margin), o_solref=tuple(o.o_solref), o_solimp=tuple(o.o_solimp),
-        o_friction=tuple(o.o_friction), tolerance=float(o.tolerance), ls_tolerance=float(o.ls_tolerance),
-        noslip_tolerance=float(o.noslip_tolerance), ccd_tolerance=float(o.ccd_tolerance),
-        integrator=int(o.integrator), cone=int(o.cone), jacobian=int(o.jacobian), solver=int(o.solver),
-        iterations=int(o.iterations), ls_iterations=int(o.ls_iterations),
-        noslip_iterations=int(o.noslip_iterations), ccd_iterations=int(o.ccd_iterations),
-        disableflags=int(o.disableflags), enableflags=int(o.enableflags),
-    )
-    s = mjm.stat
-    m.stat = M.ModelStatistic(meaninertia=float(s.meaninertia), meanmass=float(s.meanmass),
-                              meansize=float(s.meansize), extent=float(s.extent), center=tuple(s.center))
-    m.validate()
-    return m
-
+from rigidsim.compare.model import model_from_mujoco  # noqa: E402,F401  (re-exported for the tests)
 
 # MuJoCo's analytic colliders (params.COLLIDERS' names)
 ANALYTIC_COLLIDERS = ("plane_sphere", "plane_capsule", "plane_cylinder", "plane_box", "sphere_sphere", "sphere_capsule",

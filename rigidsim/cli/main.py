@@ -223,6 +223,49 @@ def diff(
     raise typer.Exit(report.exit_code)
 
 
+@app.command()
+def compare(
+    scene: str = typer.Argument(..., help="MJCF (.xml) or URDF (.urdf) file, or the name of a bundled scene."),
+    steps: int = typer.Option(100, "--steps", help="Steps of the trajectory compared."),
+    envs: int = typer.Option(1, "--envs", help="Environments of our free run; they must agree bit for bit."),
+    keyframe: Optional[str] = typer.Option(None, "--keyframe", help="Start from this MJCF <key> (default: key 0 "
+                                           "when the scene has one, else qpos0)."),
+    options: Optional[str] = typer.Option(None, "--options", help="YAML options file (RigidOptions)."),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="Override one option: KEY=VALUE (repeatable)."),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
+):
+    """Run SCENE in rigidsim and in MuJoCo from the same state and compare them stage by stage: the compiled
+    model, kinematics, contacts, constraint forces, one re-synchronised step and the free run. Exit 0 when every
+    stage is within its tolerance, 1 when one is not. Needs the mujoco package (pip install 'rigidsim\\[mujoco]')."""
+    from rigidsim.compare import report
+    from rigidsim.compare.stages import CompareArgs, compare as do_compare
+
+    try:
+        if json_path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(json_path))):
+            raise InputError(f"cannot write {json_path}: its folder does not exist", where="--json")
+        c = do_compare(CompareArgs(scene=scene, options=options, sets=sets or (), steps=steps, envs=envs,
+                                   keyframe=keyframe))
+        if json_path is not None:
+            try:
+                report.write_json(c, json_path)
+            except OSError as e:
+                raise InputError(f"cannot write {json_path}: {e.strerror}", where="--json") from None
+    except KeyboardInterrupt:
+        err.print("rigidsim: interrupted")
+        raise typer.Exit(130)
+    except RigidsimError as e:
+        _fail(e)
+    if out.is_terminal:
+        out.print(report.table(c))
+    else:
+        out.print(report.plain(c), markup=False, soft_wrap=True)
+    for note in c.notes:
+        out.print(f"note: {note}", markup=False, soft_wrap=True)
+    out.print(report.verdict(c), markup=False, soft_wrap=True)
+    if not c.ok:
+        raise typer.Exit(1)
+
+
 def entry() -> None:
     """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
     try:
