@@ -36,7 +36,8 @@ from rigidsim import options as opts
 from rigidsim.compare.model import compare_models, model_from_mujoco, set_mujoco_options
 from rigidsim.errors import InputError
 from rigidsim.loaders import load_scene, resolve_scene
-from rigidsim.runner import check_supported, initial_state
+from rigidsim.reset import keyframe_state
+from rigidsim.runner import check_supported
 
 KIN_TOL = 1e-9
 CONTACT_TOL = 1e-9
@@ -206,7 +207,7 @@ def _prepare(a: CompareArgs):
     check_supported(scene_model, resolved)
     ours = opts.apply(scene_model, resolved)
     keyframe = a.keyframe if a.keyframe is not None else ("0" if ours.nkey else None)
-    start = initial_state(ours, keyframe)
+    start = keyframe_state(ours, keyframe)
     if keyframe is None:
         where = "qpos0 (the scene has no keyframe)"
     else:
