@@ -182,6 +182,7 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     "geom_condim": (("ngeom",), I),
     "geom_bodyid": (("ngeom",), I),
     "geom_dataid": (("ngeom",), I),
+    "geom_rgba": (("ngeom", 4), np.float32),  # colour (visual only; MuJoCo's default 0.5 0.5 0.5 1)
     "geom_group": (("ngeom",), I),
     "geom_priority": (("ngeom",), I),
     "geom_sameframe": (("ngeom",), U8),

@@ -310,6 +310,7 @@ def _geoms_sites(cp, m, bodies, geoms, sites):
         A["geom_condim"][gid] = s["condim"]
         A["geom_bodyid"][gid] = g.body
         A["geom_dataid"][gid] = g.dataid
+        A["geom_rgba"][gid] = s.get("rgba", (0.5, 0.5, 0.5, 1.0))
         A["geom_group"][gid] = s["group"]
         A["geom_priority"][gid] = s["priority"]
         A["geom_size"][gid] = g.size
