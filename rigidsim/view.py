@@ -11,7 +11,8 @@ The recording's entity tree (Rerun entity paths), for each env `b` shown:
   `xpos[t, b, i]` and `xquat[t, b, i]` (Rerun stores them as float32, quaternions as x, y, z, w); the world
   body (0) has none (it is the env's frame);
 - `world/env{b}/body{i}/geom{g}`: geom g of body i, static: its local pose (`geom_pos`, `geom_quat`) as a
-  `Transform3D` and its shape with its `geom_rgba` colour: `Ellipsoids3D` (sphere, ellipsoid), `Capsules3D`,
+  `Transform3D` and its shape in its colour (`geom_color`: its material's when it has one and no rgba of
+  its own): `Ellipsoids3D` (sphere, ellipsoid), `Capsules3D`,
   `Cylinders3D`, `Boxes3D` (box; a plane as a 1 cm thick box whose top face is the plane), `Mesh3D` (mesh,
   height field);
 - `world/env{b}/contacts`: the contact points of each frame (`Points3D`), and `world/env{b}/contacts/force`
@@ -218,12 +219,24 @@ def _hfield_mesh(model: dict, h: int):
     return vert, face
 
 
+DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)
+
+
+def geom_color(model: dict, g: int) -> np.ndarray:
+    """Geom g's colour, RGBA in [0, 1], as MuJoCo's renderer picks it: its material's `mat_rgba` when it has a
+    material and its own `geom_rgba` is left at the default, else its `geom_rgba` (textures are not drawn)."""
+    own = np.asarray(model["geom_rgba"][g], dtype=np.float64) if "geom_rgba" in model else np.array(DEFAULT_RGBA)
+    mat = int(model["geom_matid"][g]) if "geom_matid" in model else -1
+    if mat >= 0 and np.array_equal(np.float32(own), np.float32(DEFAULT_RGBA)):
+        return np.asarray(model["mat_rgba"][mat], dtype=np.float64)
+    return own
+
+
 def geom_archetype(rr, model: dict, g: int, plane_half: float):
     """The Rerun archetype drawing geom g in its own frame, or None for a type it cannot draw."""
     typ = int(model["geom_type"][g])
     size = np.asarray(model["geom_size"][g], dtype=np.float64)
-    rgba = model.get("geom_rgba")
-    color = [_rgba(rgba[g] if rgba is not None else (0.5, 0.5, 0.5, 1.0))]
+    color = [_rgba(geom_color(model, g))]
     if typ == SPHERE:
         return rr.Ellipsoids3D(half_sizes=[[size[0]] * 3], colors=color, fill_mode="solid")
     if typ == ELLIPSOID:

@@ -1,6 +1,6 @@
 """`rigidsim view --save`: the Rerun recording, read back with the SDK's own reader (rerun.chunk.RrdReader),
 holds every body's pose of every frame equal to the file's xpos/xquat, every geom with its shape, size,
-colour and local pose, the contacts and the time series; refusals exit 2 without a traceback.
+colour (MuJoCo's rule: the material's unless the geom has an rgba of its own) and local pose, the contacts and the time series; refusals exit 2 without a traceback.
 
 The files are written by the real TrajectoryWriter from a model of an inline MJCF with synthetic frames (no
 engine); one bundled contact scene is run by the engine and replayed. Rerun stores positions, sizes and
@@ -27,6 +27,8 @@ SCENE = """<mujoco>
   <asset>
     <mesh name="tet" vertex="0 0 0  0.3 0 0.05  0.05 0.2 0  0.02 0.04 0.15  0.12 0.1 -0.11"
           face="0 1 3  0 3 2  1 2 3  0 4 1  1 4 2  2 4 0"/>
+    <material name="grey" rgba="0.3 0.3 0.3 1"/>
+    <material name="blue" rgba="0 0 1 1"/>
   </asset>
   <worldbody>
     <geom name="floor" type="plane" size="2 3 0.1" rgba="0.2 0.4 0.6 1"/>
@@ -38,8 +40,8 @@ SCENE = """<mujoco>
       <joint name="hinge" type="hinge" axis="0 1 0"/>
       <geom type="sphere" size="0.1" rgba="0 1 0 0.5"/>
       <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
-      <geom type="cylinder" size="0.04 0.2" pos="0 0.1 0"/>
-      <geom type="ellipsoid" size="0.1 0.05 0.02" pos="0 -0.1 0"/>
+      <geom type="cylinder" size="0.04 0.2" pos="0 0.1 0" material="blue"/>
+      <geom type="ellipsoid" size="0.1 0.05 0.02" pos="0 -0.1 0" material="blue" rgba="1 1 0 1"/>
     </body>
     <body name="tet" pos="0 1 1">
       <freejoint/>
@@ -101,6 +103,8 @@ def test_model_carries_what_the_viewer_needs(synthetic):
         np.testing.assert_array_equal(m["geom_rgba"][1], np.float32([1, 0, 0, 1]))
         np.testing.assert_array_equal(m["geom_rgba"][3], np.float32([0.5, 0.5, 0.5, 1]))  # MuJoCo's default
         assert list(m["geom_dataid"][:]) == [-1] * 6 + [0]
+        assert list(m["geom_matid"][:]) == [-1, -1, -1, -1, 1, 1, -1]
+        np.testing.assert_array_equal(m["mat_rgba"][:], np.float32([[0.3, 0.3, 0.3, 1], [0, 0, 1, 1]]))
         assert m.attrs["nmesh"] == 1 and m.attrs["nmeshvert"] == 5 and m.attrs["nmeshface"] == 6
         assert m["mesh_vert"].shape == (5, 3) and m["mesh_face"].shape == (6, 3)
         assert m.attrs["nhfield"] == 0 and m["hfield_data"].shape == (0,)
@@ -174,8 +178,10 @@ def test_every_geom_with_shape_size_colour_and_local_pose(synthetic, grid):
         cyl = _geom(grid, b, 2, 4)
         np.testing.assert_allclose(cyl["Cylinders3D:lengths"], [0.4], rtol=1e-6)
         np.testing.assert_allclose(cyl["Cylinders3D:radii"], [0.04], rtol=1e-6)
+        assert cyl["Cylinders3D:colors"] == [0x0000FFFF]  # its material's colour: it has no rgba of its own
         ell = _geom(grid, b, 2, 5)
         np.testing.assert_allclose(ell["Ellipsoids3D:half_sizes"][0], [0.1, 0.05, 0.02], rtol=1e-6)
+        assert ell["Ellipsoids3D:colors"] == [0xFFFF00FF]  # its own rgba wins over its material's
         mesh = _geom(grid, b, 3, 6)
         np.testing.assert_array_equal(np.float32(mesh["Mesh3D:vertex_positions"]), m["mesh_vert"])
         np.testing.assert_array_equal(mesh["Mesh3D:triangle_indices"], m["mesh_face"])
