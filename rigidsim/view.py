@@ -265,13 +265,33 @@ def geom_archetype(rr, model: dict, g: int, plane_half: float):
     return None
 
 
-def blueprint(rr, envs: Sequence[int]):
+def camera(rp: Replay):
+    """(eye position, look target) of the 3D view: the target is the centre of the shown envs' bodies at frame 0
+    (on the grid), the eye stands off it diagonally, above, by the larger of 3 m and 1.5 grid widths."""
+    offsets = env_offsets(len(rp.envs), rp.spacing)
+    if len(rp.time) and rp.model["nbody"] > 1:
+        pts = rp.xpos[0, :, 1:] + offsets[:, None, :]
+        target = pts.reshape(-1, 3).mean(0)
+    else:
+        target = offsets.mean(0)
+    if not np.all(np.isfinite(target)):
+        target = np.zeros(3)
+    width = float(np.ptp(offsets[:, :2], axis=0).max()) + rp.spacing
+    d = max(3.0, 1.5 * width)
+    return target + d * np.array([0.6, -0.7, 0.4]), target
+
+
+def blueprint(rr, rp: Replay):
+    """The viewer's layout: the 3D replay (z up, the camera of `camera`, a slate background) beside the time
+    series (legend off: a humanoid has 55 series); the side panels start collapsed."""
     import rerun.blueprint as rrb
 
-    return rrb.Blueprint(rrb.Horizontal(rrb.Spatial3DView(origin="world", name="replay"),
-                                        rrb.TimeSeriesView(origin="plots", name="time series"),
-                                        column_shares=[3, 2]),
-                         rrb.TimePanel(state="expanded"), collapse_panels=True)
+    eye, target = camera(rp)
+    view3d = rrb.Spatial3DView(origin="world", name="replay", background=[70, 78, 92],  # a white floor shows
+                               eye_controls=rrb.EyeControls3D(position=eye, look_target=target, eye_up=[0, 0, 1]))
+    plots = rrb.TimeSeriesView(origin="plots", name="time series", plot_legend=rrb.PlotLegend(visible=False))
+    return rrb.Blueprint(rrb.Horizontal(view3d, plots, column_shares=[3, 2]), rrb.TimePanel(state="collapsed"),
+                         rrb.SelectionPanel(state="collapsed"), rrb.BlueprintPanel(state="collapsed"))
 
 
 def log_replay(rr, rec, rp: Replay) -> List[str]:
@@ -359,7 +379,7 @@ def view_file(path: str, save: Optional[str] = None, web: bool = False, env: Opt
                          "web viewer with --web", where="view")
     rp = read_replay(path, env, envs, force_scale)
     rec = rr.RecordingStream(APP_ID, recording_id=None)
-    bp = blueprint(rr, rp.envs)
+    bp = blueprint(rr, rp)
     if save is not None:
         rec.save(save, default_blueprint=bp)
         notes = log_replay(rr, rec, rp)
