@@ -182,6 +182,9 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     "geom_condim": (("ngeom",), I),
     "geom_bodyid": (("ngeom",), I),
     "geom_dataid": (("ngeom",), I),
+    "geom_rgba": (("ngeom", 4), np.float32),  # colour (visual only; MuJoCo's default 0.5 0.5 0.5 1)
+    "geom_matid": (("ngeom",), I),  # material (visual only; -1: none)
+    "mat_rgba": (("nmat", 4), np.float32),  # material colour (visual only)
     "geom_group": (("ngeom",), I),
     "geom_priority": (("ngeom",), I),
     "geom_sameframe": (("ngeom",), U8),
@@ -329,7 +332,7 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
 SIZES: Tuple[str, ...] = (
     "nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "nmesh", "nmeshvert",
     "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "npolygonmax", "nhfield",
-    "nhfielddata", "npair", "nexclude", "neq", "ntendon", "nwrap",
+    "nhfielddata", "nmat", "npair", "nexclude", "neq", "ntendon", "nwrap",
     "nsensor", "nsensordata", "nkey", "nmocap", "nM",
 )
 

@@ -38,8 +38,15 @@ MODEL_ARRAYS = (
     "geom_quat", "geom_friction", "geom_contype", "geom_conaffinity", "geom_condim", "geom_solref",
     "geom_solimp", "actuator_gear", "actuator_gainprm", "actuator_biasprm", "actuator_ctrlrange", "eq_type",
     "eq_obj1id", "eq_obj2id", "eq_data",
+    # what a viewer needs to draw the scene from the file alone (`rigidsim view`): colours (a geom's own, its
+    # material and the material's colour), which mesh or
+    # height field a geom uses, the meshes (vertices in the mesh frame; faces index the mesh's own vertices)
+    # and the height fields (elevations in [0, 1], row-major, scaled by hfield_size)
+    "geom_rgba", "geom_matid", "mat_rgba", "geom_dataid", "mesh_vertadr", "mesh_vertnum", "mesh_vert", "mesh_faceadr", "mesh_facenum",
+    "mesh_face", "hfield_size", "hfield_nrow", "hfield_ncol", "hfield_adr", "hfield_data",
 )
-MODEL_SIZES = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "neq")
+MODEL_SIZES = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "neq", "nmesh", "nmeshvert", "nmeshface", "nhfield",
+               "nhfielddata", "nmat")
 MODEL_NAMES = {"body_names": "body", "joint_names": "jnt", "geom_names": "geom", "actuator_names": "actuator"}
 
 # --compression: HDF5 filters per dataset. "none" (the default) keeps up with the engine; gzip costs about

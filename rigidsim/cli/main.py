@@ -266,6 +266,48 @@ def compare(
         raise typer.Exit(1)
 
 
+@app.command()
+def view(
+    trajectory: str = typer.Argument(..., help="A trajectory file written by `rigidsim run` (needs xpos and xquat)."),
+    save: Optional[str] = typer.Option(None, "--save", help="Write the replay to this Rerun recording (.rrd) and "
+                                       "exit; open it later with `rerun OUT.rrd`."),
+    web: bool = typer.Option(False, "--web", help="Serve the Rerun web viewer (http://localhost:9090) until Ctrl-C."),
+    env: Optional[int] = typer.Option(None, "--env", help="Replay env B (default 0)."),
+    envs: Optional[str] = typer.Option(None, "--envs", help="Replay these envs side by side on a grid: a comma list "
+                                       "such as 0,1,2,3."),
+    force_scale: Optional[float] = typer.Option(None, "--force-scale", help="Contact force arrows in m per N "
+                                                "(default: the largest force a quarter of the grid spacing long)."),
+):
+    """Replay a trajectory file in 3D with the Rerun viewer: every geom posed per frame, contact points and
+    force arrows, qpos and qvel series beside it, a time slider.
+
+    Without --save or --web the native viewer opens. Needs the Rerun SDK: pip install 'rigidsim\\[viz]'."""
+    from rich.text import Text
+
+    from rigidsim.view import view_file
+
+    def wait(message, notes):
+        import time
+
+        for note in notes:
+            err.print(Text(f"rigidsim: note: {note}"), soft_wrap=True)
+        notes.clear()
+        err.print(Text(message), soft_wrap=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+    try:
+        res = view_file(trajectory, save, web, env, envs, force_scale, wait=wait)
+    except RigidsimError as e:
+        _fail(e)
+    for note in res.notes:
+        err.print(Text(f"rigidsim: note: {note}"), soft_wrap=True)
+    err.print(Text(res.message), soft_wrap=True)
+
+
 def entry() -> None:
     """Console-script entry point: no traceback ever reaches the user unless RIGIDSIM_DEBUG=1."""
     try:

@@ -90,7 +90,7 @@ def assemble(cp) -> M.Model:
                  nmesh=len(cp.meshes), nmeshvert=nmeshvert, nmeshface=nmeshface, nmeshgraph=nmeshgraph,
                  nmeshpoly=nmeshpoly, nmeshpolyvert=nmeshpolyvert, nmeshpolymap=nmeshpolyvert,
                  npolygonmax=max((len(p) for m in cp.meshes for p in m.poly), default=0),
-                 nhfield=len(cp.hfields),
+                 nhfield=len(cp.hfields), nmat=len(getattr(sc, "materials", [])),
                  nhfielddata=nhdata, npair=len(sc.pairs), nexclude=len(sc.excludes), neq=len(sc.equalities),
                  ntendon=len(tendons), nwrap=nwrap, nu=len(sc.actuators), nkey=len(sc.keys), nmocap=nmocap)
     # count activations
@@ -300,6 +300,10 @@ def _tree(cp, m, bodies, joints):
 
 def _geoms_sites(cp, m, bodies, geoms, sites):
     A = m.arrays
+    materials = getattr(cp.sc, "materials", [])
+    mat_ids = {name: i for i, (name, _) in enumerate(materials) if name}
+    for i, (_, rgba) in enumerate(materials):
+        A["mat_rgba"][i] = rgba
     for gid, g in enumerate(geoms):
         b = bodies[g.body]
         s = g.spec
@@ -310,6 +314,8 @@ def _geoms_sites(cp, m, bodies, geoms, sites):
         A["geom_condim"][gid] = s["condim"]
         A["geom_bodyid"][gid] = g.body
         A["geom_dataid"][gid] = g.dataid
+        A["geom_rgba"][gid] = s.get("rgba", (0.5, 0.5, 0.5, 1.0))
+        A["geom_matid"][gid] = mat_ids.get(s.get("material", ""), -1)
         A["geom_group"][gid] = s["group"]
         A["geom_priority"][gid] = s["priority"]
         A["geom_size"][gid] = g.size

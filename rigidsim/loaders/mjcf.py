@@ -72,6 +72,7 @@ class Scene:
         self.sensors: List[Rec] = []
         self.keys: List[Rec] = []
         self.skins: List[object] = []  # visual only: kept to refuse them where they would matter
+        self.materials: List[tuple] = []  # (name, rgba) in definition order: visual only, for a viewer
 
 
 class Reader:

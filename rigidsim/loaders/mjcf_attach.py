@@ -85,6 +85,9 @@ def attach(reader, el, bid: int, frame) -> None:
         p = child.bodies[i].parent
         if p in sub:
             sub.append(i)
+    # the child's materials (visual only), named with the prefix alone: replicas of one <attach> share them
+    known = {n for n, _ in sc.materials}
+    sc.materials.extend((pre + n, rgba) for n, rgba in child.materials if n and pre + n not in known)
     newid: Dict[int, int] = {}
     inside: Dict[str, Set[str]] = {"body": set(), "joint": set(), "geom": set(), "site": set()}
     jmap = {}  # child joint rec -> grafted rec (keyframes)
@@ -113,6 +116,8 @@ def attach(reader, el, bid: int, frame) -> None:
                 inside[kind].add(r.name)
                 if kind == "geom" and (r.spec.get("mesh") or r.spec.get("hfield")):
                     reader.fail(el, "attaching models with mesh or height-field geoms is not supported by rigidsim")
+                if kind == "geom" and r.spec.get("material"):
+                    nr.spec["material"] = pre + r.spec["material"]
                 if kind == "joint":
                     jmap[id(r)] = nr
                 out.append(nr)

@@ -44,7 +44,7 @@ ATTR_TYPES: Dict[str, object] = {
     "relpose": ("fx", 7), "anchor": ("f", 3), "diaginertia": ("fx", 3), "fullinertia": ("fx", 6),
     "scale": ("f", 3), "refpos": ("f", 3), "refquat": ("fx", 4), "gravity": ("f", 3), "wind": ("f", 3),
     "magnetic": ("f", 3), "o_solref": ("f", 2), "o_solimp": ("f", 5), "o_friction": ("f", 5),
-    "center": ("f", 3), "inertiagrouprange": ("i", 2), "dir": ("f", 3),
+    "center": ("f", 3), "rgba": ("f", 4), "inertiagrouprange": ("i", 2), "dir": ("f", 3),
     "mass": _F1, "density": _F1, "solmix": _F1, "margin": _F1, "gap": _F1, "stiffness": _F1, "ref": _F1,
     "springref": _F1, "armature": _F1, "damping": _F1, "frictionloss": _F1, "cranklength": _F1, "kp": _F1,
     "kv": _F1, "dampratio": _F1, "timeconst": _F1, "inheritrange": _F1, "width": _F1, "divisor": _F1,
@@ -164,7 +164,8 @@ def geom_defaults() -> dict:
     return dict(type=2, size=[0.0, 0.0, 0.0], contype=1, conaffinity=1, condim=3, group=0, priority=0,
                 friction=[1.0, 0.005, 0.0001], mass=NAN, density=1000.0, shellinertia=False, solmix=1.0,
                 solref=list(SOLREF), solimp=list(SOLIMP), margin=0.0, gap=0.0, fromto=None,
-                pos=[0.0, 0, 0], quat=[1.0, 0, 0, 0], alt=None, mesh="", hfield="", material="")
+                pos=[0.0, 0, 0], quat=[1.0, 0, 0, 0], alt=None, mesh="", hfield="", material="",
+                rgba=[0.5, 0.5, 0.5, 1.0])
 
 
 def site_defaults() -> dict:
@@ -295,7 +296,7 @@ _JOINT_ATTRS = ("type", "group", "pos", "axis", "ref", "springref", "limited", "
                 "springdamper")
 _GEOM_ATTRS = ("type", "size", "contype", "conaffinity", "condim", "group", "priority", "friction", "mass",
                "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "fromto", "pos",
-               "mesh", "hfield", "material")
+               "mesh", "hfield", "material", "rgba")
 _SITE_ATTRS = ("type", "group", "size", "pos", "fromto", "material")
 _TENDON_ATTRS = ("group", "limited", "range", "solreflimit", "solimplimit", "solreffriction",
                  "solimpfriction", "frictionloss", "springlength", "margin", "stiffness", "damping",

@@ -102,6 +102,9 @@ def read_material(rd, el) -> None:
     tex = rd.cls(el, None).spec("material")
     if el.get("texture") is not None:
         tex["texture"] = el.get("texture")
+    if el.get("rgba") is not None:
+        tex["rgba"] = rd.val(el, "rgba")
+    rd.scene.materials.append((el.get("name", ""), list(tex["rgba"])))
     if tex["texture"]:
         rd.names.uses.append((el, "texture", tex["texture"], "texture"))
     for ch in rd.children(el):
@@ -211,9 +214,11 @@ def read_light_spec(spec: dict, el, filename: str = "") -> None:
 
 
 def material_defaults() -> dict:
-    return dict(texture="")
+    return dict(texture="", rgba=[1.0, 1.0, 1.0, 1.0])
 
 
 def read_material_spec(spec: dict, el, filename: str = "") -> None:
     if el.get("texture") is not None:
         spec["texture"] = el.get("texture")
+    if el.get("rgba") is not None:
+        spec["rgba"] = [float(t) for t in el.get("rgba").split()]
