@@ -100,6 +100,24 @@ def test_shared_model_with_contacts(tmp_path):
     assert n > 0, contacts
 
 
+@pytest.mark.parametrize("scene", ["arm", "boxes27", "chain", "falling_objects", "sphere_bin"])
+def test_other_bundled_scenes(scene):
+    """The bundled scenes not covered above (a URDF arm, contact scenes with boxes, meshes and spheres, a chain)
+    match MuJoCo at every stage over their first 10 steps (each compiles its own kernels: kept short)."""
+    p = rigidsim("compare", scene, "--steps", "10")
+    assert p.returncode == 0, p.stdout + p.stderr
+    _assert_stages(p.stdout, ["pass"] * 6)
+    assert p.stdout.strip().splitlines()[-1] == f"rigidsim matches MuJoCo on {scene} (6 stages)"
+
+
+@pytest.mark.parametrize("rel", ["dm_control/cheetah.xml", "dm_control/walker.xml"])
+def test_more_shared_models(rel):
+    """Two more models of ../shared/models (with the hopper above: three), both touching the floor."""
+    p = rigidsim("compare", shared_model(rel), "--steps", "20")
+    assert p.returncode == 0, p.stdout + p.stderr
+    _assert_stages(p.stdout, ["pass"] * 6)
+
+
 def test_differs_under_genesis_conventions(tmp_path):
     """Without MuJoCo compatibility our geoms take Genesis's constraint_timeconst (0.01 s) where MuJoCo keeps its
     default solref (0.02 s): the model stage fails and names geom_solref, the contact forces then differ, and
