@@ -178,7 +178,7 @@ class Batch:
 
         rec = runner.parse_record(",".join(record) if isinstance(record, (list, tuple)) else record)
         out = Path(out)
-        check_out(out)
+        check_out(out, "out")
         if int(steps) < 0 or int(every) < 1:
             raise InputError(f"steps must be >= 0 and every >= 1, got {steps} and {every}", where="run")
         c = None

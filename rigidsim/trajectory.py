@@ -79,27 +79,27 @@ def expected_frames(n_steps: int, every: int) -> int:
     return n_steps // every + 1 + (1 if n_steps % every else 0)
 
 
-def check_out(out: str | Path) -> None:
-    """Refuse an --out that cannot be written (InputError), without touching an existing file: the folder
-    must exist and take a new file (the writer's temporary file is made there and renamed), and an
-    existing file must be writable."""
+def check_out(out: str | Path, flag: str = "--out") -> None:
+    """Refuse an output path that cannot be written (InputError naming `flag`: --out, --save), without
+    touching an existing file: the folder must exist and take a new file (the writer's temporary file is
+    made there and renamed), and an existing file must be writable."""
     out = Path(out)
     parent = out.parent
     if out.is_dir():
-        raise InputError(f"--out {out} is a directory, expected a file path", where="--out")
+        raise InputError(f"{flag} {out} is a directory, expected a file path", where=flag)
     if not parent.exists():
-        raise InputError(f"the folder of --out {out} does not exist", where="--out")
+        raise InputError(f"the folder of {flag} {out} does not exist", where=flag)
     if not parent.is_dir():
-        raise InputError(f"cannot write {out}: {parent} is not a folder", where="--out")
+        raise InputError(f"cannot write {out}: {parent} is not a folder", where=flag)
     if out.exists() and not os.access(out, os.W_OK):
         raise InputError(f"cannot write {out}: the file exists and is read-only; it was left untouched. "
-                         f"Choose another path or make it writable.", where="--out")
+                         f"Choose another path or make it writable.", where=flag)
     probe = parent / f".{out.name}.probe-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError as e:
         raise InputError(f"cannot write {out}: cannot create a file in {parent} ({e.strerror}). "
-                         f"Choose a writable path.", where="--out") from None
+                         f"Choose a writable path.", where=flag) from None
     os.close(fd)
     os.unlink(probe)
 

@@ -372,7 +372,7 @@ def view_file(path: str, save: Optional[str] = None, web: bool = False, env: Opt
 
         if not str(save).endswith(".rrd"):
             raise InputError(f"--save {save}: expected a file name ending in .rrd", where="--save")
-        check_out(save)
+        check_out(save, "--save")
     elif not web and not _has_display():
         raise InputError("no display to open the native Rerun viewer on (DISPLAY and WAYLAND_DISPLAY are unset): "
                          "write a recording with --save OUT.rrd (open it later with `rerun OUT.rrd`) or serve the "
