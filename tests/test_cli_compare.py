@@ -118,6 +118,18 @@ def test_more_shared_models(rel):
     _assert_stages(p.stdout, ["pass"] * 6)
 
 
+def test_an_error_inside_mujoco_is_a_failed_simulation(tmp_path):
+    """MuJoCo's arena sized too small for sphere_bin's contacts (<size memory>): mj_step stops with an error at
+    the first step; compare exits 1 naming it, no traceback."""
+    text = (ROOT / "scenes" / "sphere_bin.xml").read_text().replace('<mujoco model="sphere_bin">',
+                                                                   '<mujoco model="sphere_bin"><size memory="45K"/>')
+    scene = tmp_path / "small_arena.xml"
+    scene.write_text(text)
+    p = rigidsim("compare", scene, "--steps", "5")
+    out = assert_clean_error(p, 1)
+    assert "MuJoCo stopped with an error at step 0: mj_stackAlloc: out of memory" in out
+
+
 def test_differs_under_genesis_conventions(tmp_path):
     """Without MuJoCo compatibility our geoms take Genesis's constraint_timeconst (0.01 s) where MuJoCo keeps its
     default solref (0.02 s): the model stage fails and names geom_solref, the contact forces then differ, and

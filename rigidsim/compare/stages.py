@@ -34,7 +34,7 @@ import numpy as np
 
 from rigidsim import options as opts
 from rigidsim.compare.model import compare_models, model_from_mujoco, set_mujoco_options
-from rigidsim.errors import InputError
+from rigidsim.errors import InputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
 from rigidsim.reset import keyframe_state
 from rigidsim.runner import check_supported
@@ -123,8 +123,9 @@ class _Worst:
 
 
 def mujoco_run(mujoco, mjm, start: Dict[str, np.ndarray], nstep: int):
-    """MuJoCo from `start`: states s_0 .. s_nstep (each with the warmstart and time MuJoCo stepped from) and
-    mj_forward's results at s_0 .. s_nstep-1."""
+    """MuJoCo from `start`: states s_0 .. s_nstep (each with the warmstart and time MuJoCo stepped from),
+    mj_forward's results at s_0 .. s_nstep-1, and the warnings MuJoCo raised (`mujoco_warnings`). A MuJoCo
+    error (mju_error) is a SimulationError naming the step."""
     d = mujoco.MjData(mjm)
     mujoco.mj_resetData(mjm, d)
     for k, v in start.items():
@@ -136,19 +137,37 @@ def mujoco_run(mujoco, mjm, start: Dict[str, np.ndarray], nstep: int):
                 "mocap_pos": d.mocap_pos.copy(), "mocap_quat": d.mocap_quat.copy(), "eq_active": d.eq_active.copy(),
                 "qacc_warmstart": d.qacc_warmstart.copy(), "time": float(d.time)}
 
-    for _ in range(nstep):
+    for t in range(nstep):
         states.append(state())
-        mujoco.mj_forward(mjm, d)
-        n = int(d.ncon)
-        con = d.contact
-        results.append({"xpos": d.xpos.copy(), "xquat": d.xquat.copy(), "qacc": d.qacc.copy(),
-                        "qfrc_constraint": d.qfrc_constraint.copy(), "ncon": n,
-                        "geom": np.array(con.geom[:n]).reshape(-1, 2), "dist": np.array(con.dist[:n]),
-                        "pos": np.array(con.pos[:n]).reshape(-1, 3),
-                        "normal": np.array(con.frame[:n]).reshape(-1, 9)[:, :3]})
-        mujoco.mj_step(mjm, d)
+        try:
+            _mujoco_step(mujoco, mjm, d, results)
+        except mujoco.FatalError as e:  # mju_error: MuJoCo cannot go on (e.g. a buffer it cannot grow)
+            raise SimulationError(f"MuJoCo stopped with an error at step {t}: {' '.join(str(e).split())}",
+                                  step=t) from None
     states.append(state())
-    return states, results
+    return states, results, mujoco_warnings(mujoco, d)
+
+
+def mujoco_warnings(mujoco, d) -> List[str]:
+    """MuJoCo's warnings raised during its run ('mjWARN_BADQACC x3'): a run MuJoCo itself reset or clamped."""
+    out = []
+    for name, w in mujoco.mjtWarning.__members__.items():
+        if int(w) < len(d.warning) and int(d.warning[int(w)].number) > 0:
+            out.append(f"{name} x{int(d.warning[int(w)].number)}")
+    return out
+
+
+def _mujoco_step(mujoco, mjm, d, results) -> None:
+    """mj_forward at the current state (its results appended), then mj_step."""
+    mujoco.mj_forward(mjm, d)
+    n = int(d.ncon)
+    con = d.contact
+    results.append({"xpos": d.xpos.copy(), "xquat": d.xquat.copy(), "qacc": d.qacc.copy(),
+                    "qfrc_constraint": d.qfrc_constraint.copy(), "ncon": n,
+                    "geom": np.array(con.geom[:n]).reshape(-1, 2), "dist": np.array(con.dist[:n]),
+                    "pos": np.array(con.pos[:n]).reshape(-1, 3),
+                    "normal": np.array(con.frame[:n]).reshape(-1, 9)[:, :3]})
+    mujoco.mj_step(mjm, d)
 
 
 def set_states(sim, states: List[Dict[str, Any]]) -> None:
@@ -231,7 +250,10 @@ def _compare(a: CompareArgs) -> Comparison:
 
     from rigidsim.engine.simulator import Simulator
 
-    states, results = mujoco_run(mujoco, mjm, start, a.steps)
+    states, results, warned = mujoco_run(mujoco, mjm, start, a.steps)
+    if warned:
+        notes.append("MuJoCo raised warnings during its run (" + ", ".join(warned) + "): it may have reset or "
+                     "clamped its own state, which the stages then compare against")
     n = a.steps
     if all(np.array_equal(s["qpos"], states[0]["qpos"]) and not s["qvel"].any() for s in states):
         notes.append("MuJoCo's run stays at its start state (an equilibrium): the dynamics stages compare a "
