@@ -51,6 +51,13 @@ class Batch:
         self.n_envs = int(envs)
         self.precision = int(precision)
         self.backend = runner.resolve_backend(backend)
+        from rigidsim.engine import runtime
+
+        held = runtime.settings()
+        if held is not None and held != (self.precision, self.backend):
+            raise InputError(f"this process already runs the engine in precision {held[0]} on {held[1]}; a batch in "
+                             f"precision {self.precision} on {self.backend} needs a new Python process (the kernel "
+                             f"language holds one precision and backend per process)", where="precision")
         self.seed = int(seed)
         self._rng = np.random.default_rng(self.seed)  # the reset noise: each reset draws on from here
         self.keyframe = keyframe
@@ -75,17 +82,15 @@ class Batch:
         """Reset to the initial state: the model's qpos0 or the keyframe, then `qpos` ([B, nq] or [nq]) and
         `qvel` ([B, nv] or [nv]) when given, then the options' reset noise (init_qpos_noise, init_qvel_noise),
         drawn on from the batch's generator (seeded with the batch's `seed`: its first reset draws what
-        `rigidsim run --seed` draws), or from a new one seeded with `seed`. `envs`: reset only these envs (their rows of `qpos`/`qvel` when those are [B, ...]);
-        the others keep their state. Time restarts at 0 for the envs reset."""
+        `rigidsim run --seed` draws), or from a new one seeded with `seed`. `envs`: reset only these envs
+        (their rows of `qpos`/`qvel` when those are [B, ...]); the others keep their state. Time restarts
+        at 0 for the envs reset. A wrong shape or a non-finite value is an InputError."""
         m = self.model
         init = None
         if qpos is not None or qvel is not None:
             base = keyframe_state(m, self.keyframe)
-            q = np.broadcast_to(np.asarray(base.get("qpos", m.qpos0) if qpos is None else qpos, np.float64),
-                                (self.n_envs, m.nq))
-            rows = q
-            if qvel is not None:
-                rows = np.concatenate([q, np.broadcast_to(np.asarray(qvel, np.float64), (self.n_envs, m.nv))], axis=1)
+            q = self._rows("qpos", base.get("qpos", m.qpos0) if qpos is None else qpos, m.nq)
+            rows = q if qvel is None else np.concatenate([q, self._rows("qvel", qvel, m.nv)], axis=1)
             init = check_init(rows, m, self.n_envs, where="reset")
         if seed is not None:
             self._rng = np.random.default_rng(int(seed))
@@ -101,6 +106,15 @@ class Batch:
             time[idx] = 0.0
             st = dict(cur, time=time)
         self._sim.reset(**st)
+
+    def _rows(self, name: str, a, n: int) -> np.ndarray:
+        """`a` as [B, n] rows: one row for every env, or one per env; InputError for another shape."""
+        a = np.asarray(a)
+        if a.shape not in ((n,), (self.n_envs, n)):
+            raise InputError(f"{name} has shape {list(a.shape)}, expected [{n}] or [{self.n_envs}, {n}]", where="reset")
+        if not np.issubdtype(a.dtype, np.number):
+            raise InputError(f"{name} holds {a.dtype} values, expected numbers", where="reset")
+        return np.broadcast_to(a.astype(np.float64), (self.n_envs, n))
 
     @property
     def qpos(self) -> np.ndarray:

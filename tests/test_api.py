@@ -126,10 +126,20 @@ def test_bad_arguments_raise_input_errors(kwargs, what):
         rigidsim.Batch(CARTPOLE, **kwargs)
 
 
+def test_another_precision_in_the_same_process_is_refused():
+    rigidsim.Batch(CARTPOLE)  # the suite's engine runs in float64
+    with pytest.raises(InputError, match="needs a new Python process"):
+        rigidsim.Batch(CARTPOLE, precision=32)
+
+
 def test_bad_states_and_controls_raise_input_errors():
     b = rigidsim.Batch(CARTPOLE, envs=2)
     with pytest.raises(InputError, match="non-finite qpos"):
         b.reset(qpos=np.array([np.nan, 0.0]))
+    with pytest.raises(InputError, match=re.escape("qpos has shape [3], expected [2] or [2, 2]")):
+        b.reset(qpos=np.zeros(3))
+    with pytest.raises(InputError, match=re.escape("qvel has shape [3, 2]")):
+        b.reset(qvel=np.zeros((3, 2)))
     with pytest.raises(InputError, match="ctrl"):
         b.step(ctrl=np.zeros((3, 1)))  # 3 rows for 2 envs
     with pytest.raises(InputError, match="NaN"):
