@@ -16,6 +16,7 @@ sources are removed once more than `KEEP_FOLDERS` exist.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -73,6 +74,46 @@ def _prune(root: Path, keep: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _floating_point_environment_kept():
+    """Give the calling thread back its floating-point environment after the block. The kernel language's
+    initialisation sets flush-to-zero and denormals-are-zero in the thread that calls it (x86's MXCSR) and
+    leaves them set, so that afterwards every Python and numpy computation of the process (a script using
+    the Python API, the loaders, MuJoCo run beside us in the tests) silently reads and writes subnormal
+    numbers (below 2.2e-308) as zero: 1e-320 * 1.0 == 0.0. The compiled kernels flush subnormals to zero
+    either way (tests/test_fpenv.py). Through the C library's fegetenv/fesetenv, which save and restore
+    the whole environment (MXCSR included); where they cannot be found, the block runs as it is."""
+    import ctypes
+
+    libm = _libm()
+    env = ctypes.create_string_buffer(512) if libm is not None else None  # fenv_t: 32 bytes on x86-64 glibc
+    if libm is not None and libm.fegetenv(env) != 0:
+        libm = None
+    try:
+        yield
+    finally:
+        if libm is not None:
+            libm.fesetenv(env)
+
+
+def _libm():
+    """The C math library (fegetenv, fesetenv), or None: glibc's by its name first (find_library runs
+    ldconfig, tens of milliseconds of a warm start), then wherever find_library finds it (macOS)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libm.so.6")
+    except OSError:
+        pass
+    try:
+        import ctypes.util
+
+        name = ctypes.util.find_library("m")
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
 def init(precision: int = 64, backend: str = "cpu") -> None:
     """Initialise Taichi for `precision` (32 or 64) on `backend` ('cpu' or 'gpu')."""
     global _state
@@ -86,7 +127,6 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
                 f"Taichi is already initialised for precision={_state[0]} backend={_state[1]!r} in this "
                 f"process; precision={precision} backend={backend!r} needs a new process")
         return
-    import contextlib
     import io
 
     from rigidsim.engine.lang import ti
@@ -102,7 +142,7 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     extra = {}
     if backend == "cpu" and os.environ.get("RIGIDSIM_CPU_THREADS"):
         extra["cpu_max_num_threads"] = int(os.environ["RIGIDSIM_CPU_THREADS"])
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), _floating_point_environment_kept():
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive
                 # Compile time: the language's own IR optimization pipeline (advanced_optimization, and
