@@ -344,6 +344,7 @@ def test_contacts_of_one_pair_are_matched_by_position_not_order(tmp_path, model,
 def test_reading_in_blocks_gives_the_same_report(tmp_path, base, monkeypatch):
     """Big files are read a block of frames at a time: one frame per block finds the same differences."""
     from rigidsim import diff
+    from rigidsim.diff import values
 
     b = copy(base, tmp_path / "b.h5")
     r0, _ = _rows_of(4, 1)
@@ -352,8 +353,8 @@ def test_reading_in_blocks_gives_the_same_report(tmp_path, base, monkeypatch):
         f["qvel"][5, 0, 0] += 1e-3
         f["contacts/force"][r0 + 1, 0] += 1e-3
     whole = diff.diff_files(str(base), str(b)).to_dict()
-    monkeypatch.setattr(diff, "_BLOCK_BYTES", 8)
-    monkeypatch.setattr(diff, "_CONTACT_ROWS", 1)
+    monkeypatch.setattr(values, "BLOCK_BYTES", 8)
+    monkeypatch.setattr(values, "CONTACT_ROWS", 1)
     blocks = diff.diff_files(str(base), str(b)).to_dict()
     assert blocks == whole
     assert whole["first_frame"] == 4 and by_name(whole)["qvel"]["first"]["frame"] == 5
