@@ -27,7 +27,7 @@ import numpy as np
 
 from rigidsim import options as opts
 from rigidsim.errors import InputError
-from rigidsim.loaders import load_scene, resolve_scene
+from rigidsim.loaders import load_scene
 from rigidsim.reset import check_init, initial_states, keyframe_state
 
 
@@ -152,10 +152,9 @@ class Batch:
             if not np.isfinite(c).all():
                 raise InputError("ctrl contains NaN or infinite values", where="ctrl")
         try:
-            self._sim._ctrl_rows(c, int(n))  # the shape check, before stepping
-        except ValueError as e:
+            self._sim.step(int(n), ctrl=c)
+        except ValueError as e:  # a ctrl of the wrong shape, refused before any step
             raise InputError(str(e), where="ctrl") from None
-        self._sim.step(int(n), ctrl=c)
 
     def frame(self, contacts: bool = True) -> Dict[str, Any]:
         """What a trajectory frame holds at the current state, after one forward pass (time not advanced):
@@ -188,7 +187,7 @@ class Batch:
         `--ctrl`'s arrays: [nu], [steps, nu] or [steps, B, nu]). Returns the file's path; a failed step
         leaves the frames before it (complete=false) and raises SimulationError."""
         from rigidsim import runner
-        from rigidsim.trajectory import TrajectoryWriter, check_out
+        from rigidsim.trajectory import check_out
 
         rec = runner.parse_record(",".join(record) if isinstance(record, (list, tuple)) else record)
         out = Path(out)
@@ -200,12 +199,8 @@ class Batch:
             c = np.asarray(ctrl, np.float64)
             c = c[None, None] if c.ndim == 1 else (c[:, None] if c.ndim == 2 else c)
         rec_contacts = "contacts" in rec and self._contacts
-        writer = TrajectoryWriter(
-            out, self.scene_model, scene=self.scene, scene_path=resolve_scene(self.scene),
-            options_yaml=opts.to_yaml(self.options), dt=float(self.model.opt.timestep), n_envs=self.n_envs,
-            n_steps=int(steps), every=int(every), record=rec,
-            float_dtype=np.float64 if self.precision == 64 else np.float32, compression=compression,
-            extra_attrs={"seed": np.int64(self.seed), "precision": np.int64(self.precision), "backend": self.backend})
+        writer = runner.open_writer(out, self.scene_model, self.model, self.scene, self.options, self.n_envs,
+                                    int(steps), int(every), rec, self.precision, self.backend, self.seed, compression)
         complete = False
         try:
             writer.write_init(self.qpos, self.qvel, "the Python API's state when run() was called")

@@ -295,6 +295,18 @@ def frame_blocks(sim, model: M.Model, steps: int, every: int, ctrl, record: Sequ
         yield st, f["time"][:, 0], {k: recorded(f, k, model.nv) for k in fields}, crows
 
 
+def open_writer(out: Path, scene_model: M.Model, model: M.Model, scene: str, resolved: Dict[str, Any], envs: int,
+                steps: int, every: int, record: Sequence[str], precision: int, backend: str, seed: int,
+                compression: str) -> TrajectoryWriter:
+    """The trajectory file of a run (`rigidsim run` and the Python API's `Batch.run`): /model from the compiled
+    scene, the options in force, and the run's attributes."""
+    return TrajectoryWriter(
+        out, scene_model, scene=scene, scene_path=resolve_scene(scene), options_yaml=opts.to_yaml(resolved),
+        dt=float(model.opt.timestep), n_envs=envs, n_steps=steps, every=every, record=record,
+        float_dtype=np.float64 if precision == 64 else np.float32, compression=compression,
+        extra_attrs={"seed": np.int64(seed), "precision": np.int64(precision), "backend": backend})
+
+
 def init_source(a: RunArgs, resolved: Dict[str, Any]) -> str:
     """What the envs' initial states were made from, as the file's /init `source` says it."""
     parts = [f"keyframe {a.keyframe}" if a.keyframe is not None else "qpos0"]
@@ -362,11 +374,8 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         sim.collide()
         contacts0 = contact_rows(model, sim.contacts())
     with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
-        writer = TrajectoryWriter(
-            out, scene_model, scene=a.scene, scene_path=resolve_scene(a.scene), options_yaml=opts.to_yaml(resolved),
-            dt=float(model.opt.timestep), n_envs=a.envs, n_steps=a.steps, every=a.every, record=record,
-            float_dtype=np.float64 if precision == 64 else np.float32, compression=a.compression,
-            extra_attrs={"seed": np.int64(a.seed), "precision": np.int64(precision), "backend": backend})
+        writer = open_writer(out, scene_model, model, a.scene, resolved, a.envs, a.steps, a.every, record, precision,
+                             backend, a.seed, a.compression)
         writer.write_init(state["qpos"], state["qvel"], init_source(a, resolved))
         try:
             # one block per engine launch, written with one dataset write per field: no Python per frame
