@@ -1,8 +1,8 @@
 """A test kernel that runs the constraint solver (rigidsim.engine.solver) on every env.
 
 The argument lists between the ``generated`` markers follow rigidsim/engine/layout.py; tests/solver_util.py
-re-renders them with `kernel_args.render` before importing this module, so a new array in the layout never
-leaves this file stale.
+checks them with `kernel_args.render` before importing this module, so a new array in the layout fails the
+solver tests (naming the command that renders this file) instead of leaving it stale.
 """
 
 from rigidsim.engine.lang import kernel, ti

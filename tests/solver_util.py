@@ -31,11 +31,13 @@ _KERNEL_FILE = Path(__file__).with_name("solver_kernel.py")
 
 
 def _kernel():
-    """The test kernel, its argument lists first brought up to date with the layout."""
+    """The test kernel; its argument lists must be up to date with the layout (the tests never rewrite a
+    tracked file: a stale one fails, naming the command that renders it)."""
     text = _KERNEL_FILE.read_text()
-    new = kernel_args.render(text)
-    if new != text:
-        _KERNEL_FILE.write_text(new)
+    assert kernel_args.render(text) == text, (
+        f"{_KERNEL_FILE}'s generated argument lists are out of date with rigidsim/engine/layout.py: run python -c "
+        "\"from pathlib import Path; from rigidsim.engine.kernel_args import render; "
+        "p = Path('tests/solver_kernel.py'); p.write_text(render(p.read_text()))\"")
     mod = importlib.import_module("tests.solver_kernel")
     return mod.solver_kernel
 
