@@ -29,26 +29,34 @@ MIDPHASE_TIES = "menagerie/franka_emika_panda/scene.xml"
 
 
 # the default suite checks these (together they use every collider the shared models use: primitives,
-# meshes with multi-contact, height fields; the dog's ill-conditioned multi-contact states); RIGIDSIM_SWEEP=1
-# checks every shared model (each compiles its own collision kernel)
+# meshes with multi-contact, height fields; the dog's ill-conditioned multi-contact states); each run adds a
+# rotating slice of the other models (tests/sweep_slice.py); RIGIDSIM_SWEEP=1 checks every shared model (each
+# compiles its own collision kernel)
 SUBSET = {"mujoco_warp/test_data/primitives.xml", "menagerie/franka_emika_panda/scene.xml",
           "mujoco_warp/test_data/hfield/hfield.xml", "dm_control/humanoid.xml", "dm_control/dog.xml",
           "dm_control/finger.xml"}
 
 
-def _colliding_models(sweep=None):
-    import os
+# models in which MuJoCo finds no contact at qpos0 nor at any of `_states`' states (MuJoCo 4.0.0, checked): for
+# them the test checks that we find none either; every other model must have contacts, so that the comparison
+# is never vacuous (a test fails when this list is out of date)
+CONTACT_FREE = {f"dm_control/{n}.xml" for n in (
+    "acrobot", "acrobot_kick", "ball_in_cup", "cartpole", "cartpole_kick", "finger", "finger_kick", "fish",
+    "fish_kick", "lqr", "pendulum", "pendulum_kick", "point_mass", "point_mass_kick", "reacher", "reacher_kick",
+    "swimmer", "swimmer_kick")} | {"menagerie/franka_emika_panda/panda_nohand.xml"} | {
+    f"mujoco_warp/test_data/{n}.xml" for n in ("actuation/actuators", "actuation/slidercrank", "jdotv/connect_2d",
+                                               "pendula")}
+PER_SLICE = 1  # models of the rotating slice per run (each may compile a collision kernel: 5-40 s cold)
+
+
+def _colliding_models():
+    from tests.sweep_slice import selection
 
     if not MODELS.exists():
         return []
-    sweep = bool(os.environ.get("RIGIDSIM_SWEEP")) if sweep is None else sweep
-    out = []
-    for p in sorted(MODELS.rglob("*.xml")):
-        rel = str(p.relative_to(MODELS))
-        if "common/" in rel or rel in NOT_BUILT or not (sweep or rel in SUBSET):
-            continue
-        out.append(rel)
-    return out
+    full = [str(p.relative_to(MODELS)) for p in sorted(MODELS.rglob("*.xml"))]
+    full = [r for r in full if "common/" not in r and r not in NOT_BUILT]
+    return [pytest.param(rel, id=tid) for rel, tid in selection("collision_models", full, SUBSET, PER_SLICE)]
 
 
 def _resolve(path):
@@ -95,6 +103,19 @@ def _states(mjm, n=24, every=12, seed=0):
 GJK_COLLIDERS = {"convex", "convex_multi", "hfield", "mesh", "mesh_multi", "hfield_mesh"}
 
 
+def test_contact_free_list_is_current():
+    """MuJoCo alone (no kernel, ~5 s): the models without any contact at the test's states are CONTACT_FREE."""
+    free = set()
+    for p in sorted(MODELS.rglob("*.xml")):
+        rel = str(p.relative_to(MODELS))
+        if "common/" in rel:
+            continue
+        mjm = mujoco.MjModel.from_xml_path(str(p))
+        if not any(mujoco_contacts(mujoco, mjm, np.vstack([mjm.qpos0, _states(mjm)]))):
+            free.add(rel)
+    assert free == CONTACT_FREE
+
+
 @pytest.mark.parametrize("rel", _colliding_models())
 def test_model_contacts_match_mujoco(rel):
     from rigidsim.engine.collision.params import collider_of
@@ -104,6 +125,8 @@ def test_model_contacts_match_mujoco(rel):
     mjm = mujoco.MjModel.from_xml_path(str(path))
     q = np.vstack([mjm.qpos0, _states(mjm)])
     ref = mujoco_contacts(mujoco, mjm, q)
+    ncon = sum(len(e) for e in ref)
+    assert (ncon == 0) == (rel in CONTACT_FREE), f"{rel}: MuJoCo finds {ncon} contacts; CONTACT_FREE is out of date"
     ours = rigidsim_contacts(model, q)
 
     def gjk(c):

@@ -14,7 +14,8 @@ Our side is `mjref.compat_sim`, compiled with the parity tests' shared constrain
 suite's lockstep scene (finger: elliptic cone, condim 1 and 3) and ball_in_cup's free run reuse the forward
 and Euler rollout kernels the other parity tests compile; RIGIDSIM_SWEEP=1 checks in lockstep every scene of
 ../shared/models that MuJoCo loads on its own (dm_control/common/* are include-only) and the repo's
-scenes/*.xml, and the finger's free run. Scenes that fail for a diagnosed cause are marked
+scenes/*.xml, and the finger's free run; without it, each run adds a rotating slice of those scenes
+(tests/sweep_slice.py). Scenes that fail for a diagnosed cause are marked
 xfail (strict) with it.
 """
 
@@ -248,13 +249,17 @@ def _report(name, s):
     return line
 
 
+PER_SLICE = 1  # scenes of the rotating slice per run (tests/sweep_slice.py)
+
+
 def _params():
+    from tests.sweep_slice import selection
+
+    where = {rel: w for w, rel in _scenes()}
     out = []
-    for where, rel in _scenes():
-        if not SWEEP and rel not in DEFAULT:
-            continue
+    for rel, tid in selection("constraint_lockstep", list(where), DEFAULT, PER_SLICE):
         marks = [pytest.mark.xfail(strict=True, reason=XFAIL[rel])] if rel in XFAIL else []
-        out.append(pytest.param(where, rel, id=rel, marks=marks))
+        out.append(pytest.param(where[rel], rel, id=tid, marks=marks))
     return out
 
 

@@ -254,7 +254,6 @@ def _model_fields_agree(ours, ref, where):
 
 @pytest.mark.parametrize("name", ROBOTS + ["package_robot"])
 def test_load_urdf_end_to_end(name):
-    pytest.importorskip("rigidsim.loaders.mjcf")
     path = DATA / f"{name}.urdf"
     ours = load_urdf(path)
     if name == "package_robot":
@@ -268,7 +267,6 @@ def test_load_urdf_end_to_end(name):
 
 def test_compile_errors_point_at_the_urdf(tmp_path):
     """A moving link without mass: MuJoCo refuses it, and so do we, naming the URDF line of the link."""
-    pytest.importorskip("rigidsim.loaders.mjcf")
     body = f'<link name="a">{I1}</link>\n<link name="massless"/>\n' \
            '<joint name="j" type="revolute"><parent link="a"/><child link="massless"/></joint>'
     p = _write(tmp_path, body)

@@ -1,4 +1,5 @@
-"""Every scene runs through the real command line (RIGIDSIM_SWEEP=1 only): each scene of ../shared/models
+"""Every scene runs through the real command line (RIGIDSIM_SWEEP=1; the default run checks one scene/mode pair,
+a rotating slice, tests/sweep_slice.py): each scene of ../shared/models
 (dm_control/common/* are include-only files) and of the repo's scenes/, 1000 steps, B = 8, with the default
 options and with MuJoCo compatibility (`--set enable_mujoco_compatibility=true`): exit 0, a complete file of
 1001 frames, and no NaN or Inf in any of its float datasets; or, for the pairs of DIVERGES (a scheme that is
@@ -16,8 +17,7 @@ import pytest
 
 from tests.cli_util import MODELS, ROOT, rigidsim
 
-pytestmark = pytest.mark.skipif(not os.environ.get("RIGIDSIM_SWEEP"), reason="RIGIDSIM_SWEEP=1 runs the sweep")
-
+PER_SLICE = 1  # scene/mode pairs per run without RIGIDSIM_SWEEP (one cold compile: 5-30 s, and 1000 steps)
 NSTEP, NENV = 1000, 8
 MODES = {"default": (), "mujoco": ("--set", "enable_mujoco_compatibility=true")}
 
@@ -50,14 +50,13 @@ def _name(p):
 
 
 def _params():
+    from tests.sweep_slice import selection
+
+    pairs = {f"{_name(p)}:{mode}": (p, mode) for p in _scenes() for mode in MODES}
     out = []
-    for p in _scenes():
-        for mode in MODES:
-            key = f"{_name(p)}:{mode}"
-            marks = []
-            if key in NOT_SUPPORTED:
-                marks.append(pytest.mark.skip(reason=NOT_SUPPORTED[key]))
-            out.append(pytest.param(p, mode, id=key, marks=marks))
+    for key, tid in selection("scene_sweep", list(pairs), (), PER_SLICE):
+        marks = [pytest.mark.skip(reason=NOT_SUPPORTED[key])] if key in NOT_SUPPORTED else []
+        out.append(pytest.param(*pairs[key], id=tid, marks=marks))
     return out
 
 
