@@ -110,13 +110,13 @@ def test_joint_rows():
 
 # the default suite checks these (every row type: contacts with multi-contact, joint limits, friction loss,
 # equality connect and weld with J-dot-v, tendon limits and friction); each run adds a rotating slice of the
-# other models (tests/sweep_slice.py, PER_SLICE of them); RIGIDSIM_SWEEP=1 checks every shared model
+# other models (tests/sweep_slice.py); RIGIDSIM_SWEEP=1 checks every shared model
 SUBSET = {"dm_control/humanoid.xml", "dm_control/finger.xml", "dm_control/ball_in_cup.xml",
           "dm_control/quadruped.xml", "mujoco_warp/test_data/jdotv/weld_3d.xml",
           "mujoco_warp/test_data/constraints_mjvariant.xml"}
 
 
-PER_SLICE = 2
+PER_SLICE = 1  # models of the rotating slice per run (a mesh scene compiles its own kernels: up to 80 s)
 
 
 def _model_scenes():

@@ -190,7 +190,7 @@ def summary(res: List[Outcome]) -> dict:
                 stricter=[o for o in res if o.rigidsim and not o.mujoco and not o.crash])
 
 
-BLOCK = 100  # mutants of the sweep per block of the rotating slice
+BLOCK = 50  # mutants of the sweep per block of the rotating slice
 
 
 def _blocks():
