@@ -43,13 +43,7 @@ def run_collider(func, pos1, mat1, size1, pos2, mat2, size2, margin, cap: int = 
     out = np.zeros(n * cap * NDCON)
     count = np.zeros(n, np.int32)
     _collide(func, geo, marg, out, count, cap)
-    out = out.reshape(n, cap, NDCON)
-    res = []
-    for b in range(n):
-        res.append([(out[b, k, CON_DIST], out[b, k, CON_POS:CON_POS + 3].copy(),
-                     out[b, k, CON_FRAME:CON_FRAME + 3].copy(), out[b, k, CON_FRAME + 3:CON_FRAME + 6].copy())
-                    for k in range(min(int(count[b]), cap))])
-    return res
+    return read_contacts(out, count, cap)
 
 
 def _normalize3(v):
@@ -165,13 +159,9 @@ def assert_same_contacts(ours, theirs, tol=1e-9, what=""):
 
 def trajectory(mujoco, mjm, n, every=5):
     """qpos of every `every`-th step of a MuJoCo run from qpos0 (impacts, sliding and rest): [n, nq]."""
-    d = mujoco.MjData(mjm)
-    out = []
-    for t in range(n * every):
-        mujoco.mj_step(mjm, d)
-        if t % every == 0:
-            out.append(d.qpos.copy())
-    return np.array(out)
+    from tests.mjref import mujoco_states
+
+    return mujoco_states(mjm, n, every, at=(0,))
 
 
 def rand_quat(rng):
@@ -192,3 +182,82 @@ def extent(kind, size, mat, u):
     if kind == "cylinder":
         return size[0] * np.hypot(loc[0], loc[1]) + size[1] * abs(loc[2])
     return float(np.abs(loc) @ np.asarray(size[:3]))
+
+
+# ---------------------------------------------------------------------------------------------- comparing
+# Contacts as the collider tests hold them: MuJoCo's (dist, pos[3], frame[3, 3]); ours (dist, pos[3],
+# normal[3], tangent[3]), the frame completed by `make_frame`.
+def contact_mismatch(mj, ours, tol: float, ordered: bool = False) -> str:
+    """'' when our contacts of one pair / state agree with MuJoCo's within `tol` (the same count; dist, pos
+    and frame), else why not. `ordered`: contact k against contact k; else order-free, each of MuJoCo's
+    matched to the nearest of ours left."""
+    if len(mj) != len(ours):
+        return (f"count {len(ours)} vs MuJoCo {len(mj)}: ours {[(float(o[0]), o[1]) for o in ours]}, "
+                f"MuJoCo {[(float(c[0]), c[1]) for c in mj]}")
+    left = [(dist, pos, make_frame(normal, tangent)) for dist, pos, normal, tangent in ours]
+    for dist, pos, frame in mj:
+        errs = [max(abs(dist - d2), np.abs(pos - p2).max(), np.abs(frame - f2).max()) for d2, p2, f2 in left]
+        j = 0 if ordered else int(np.argmin(errs))
+        if errs[j] > tol:
+            d2, p2, f2 = left[j]
+            return (f"dist {dist!r} vs {d2!r}, pos err {np.abs(pos - p2).max():.3g}, frame err "
+                    f"{np.abs(frame - f2).max():.3g}")
+        left.pop(j)
+    return ""
+
+
+def mismatches(cases, ours, tol: float):
+    """[(case index, why)] for the cases (dicts with MuJoCo's contacts under "mj") whose contacts differ from
+    ours in order, and the largest dist / pos / frame error seen over the cases of equal counts."""
+    bad, worst = [], 0.0
+    for i, (case, con) in enumerate(zip(cases, ours)):
+        why = contact_mismatch(case["mj"], con, tol, ordered=True)
+        if len(case["mj"]) == len(con):
+            for (dm, pm, fm), (dist, pos, normal, tangent) in zip(case["mj"], con):
+                worst = max(worst, abs(dist - dm), np.abs(pos - pm).max(), np.abs(make_frame(normal, tangent) - fm).max())
+        if why:
+            bad.append((i, why))
+    return bad, worst
+
+
+# ---------------------------------------------------------------------------------------------- pair cases
+def read_contacts(out: np.ndarray, count: np.ndarray, cap: int):
+    """A collider kernel's output buffer ([n * cap * NDCON]) and counts [n] as per-row lists of our contacts."""
+    n = len(count)
+    out = out.reshape(n, cap, NDCON)
+    return [[(out[b, k, CON_DIST], out[b, k, CON_POS:CON_POS + 3].copy(), out[b, k, CON_FRAME:CON_FRAME + 3].copy(),
+              out[b, k, CON_FRAME + 3:CON_FRAME + 6].copy()) for k in range(min(int(count[b]), cap))]
+            for b in range(n)]
+
+
+def mujoco_pair_cases(mujoco, mjm, model, qpos_rows, collider: str):
+    """The candidate pairs of `model` (our copy of `mjm`) whose collider is `collider` (our pair table under
+    MuJoCo's options, in MuJoCo's geom order: the lower type first), at each qpos row after mj_forward:
+    (cases, rows). cases: per (row, pair) a dict with the pair's geoms, MuJoCo's contacts for it (dist, pos,
+    frame) and the qpos; rows: per case "geo" (pos, mat, size of each geom), "gi" (geoms, types) and
+    "margin" (the pair's margin + gap), for a collider kernel."""
+    from rigidsim import options as opts
+    from rigidsim.engine.collision.params import pair_table
+    from rigidsim.engine.collision_pairs import collision_pairs
+
+    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
+    tab = pair_table(model, *collision_pairs(model, r))
+    keep = [k for k, c in enumerate(tab["collider"]) if c == collider]
+    d = mujoco.MjData(mjm)
+    gtype = np.asarray(mjm.geom_type)
+    rows = {k: [] for k in ("geo", "gi", "margin")}
+    cases = []
+    for q in np.atleast_2d(qpos_rows):
+        d.qpos[:] = q
+        mujoco.mj_forward(mjm, d)
+        for k in keep:
+            g1, g2 = (int(g) for g in tab["geom"][k])
+            mine = [c for c in d.contact[:d.ncon] if {int(c.geom[0]), int(c.geom[1])} == {g1, g2}]
+            assert all(tuple(c.geom) == (g1, g2) for c in mine)  # the pair table's order is MuJoCo's
+            mj = [(float(c.dist), np.array(c.pos), np.array(c.frame).reshape(3, 3)) for c in mine]
+            cases.append(dict(geom=(g1, g2), mj=mj, qpos=q))
+            rows["geo"].append(np.concatenate([d.geom_xpos[g1], d.geom_xmat[g1], mjm.geom_size[g1], d.geom_xpos[g2],
+                                               d.geom_xmat[g2], mjm.geom_size[g2]]))
+            rows["gi"].append([g1, g2, gtype[g1], gtype[g2]])
+            rows["margin"].append(tab["margin"][k] + tab["gap"][k])
+    return cases, rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import make_frame, run_collider  # initialises the runtime (cpu, f64)
+from tests.collision_util import contact_mismatch, run_collider  # initialises the runtime (cpu, f64)
 from tests.mjref import mujoco
 
 from rigidsim.engine.collision import box as B
@@ -260,22 +260,7 @@ def _compare(func, m, d, states):
 
 
 def _mismatch(mj, ours):
-    if len(mj) != len(ours):
-        return (f"{len(ours)} contacts, MuJoCo {len(mj)}: ours {[(o[0], o[1]) for o in ours]}, "
-                f"mj {[(c[0], c[1]) for c in mj]}")
-    left = list(range(len(ours)))
-    for dist, pos, frame in mj:
-        hit = None
-        for k in left:
-            o = ours[k]
-            if (abs(o[0] - dist) <= TOL and np.abs(o[1] - pos).max() <= TOL
-                    and np.abs(make_frame(o[2], o[3]) - frame).max() <= TOL):
-                hit = k
-                break
-        if hit is None:
-            return f"MuJoCo's contact {dist, pos, frame[0]} unmatched in ours {[(o[0], o[1], o[2]) for o in ours]}"
-        left.remove(hit)
-    return ""
+    return contact_mismatch(mj, ours, TOL)
 
 
 # ----------------------------------------------------------------------------- tests

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import extent, make_frame, rand_quat
+from tests.collision_util import contact_mismatch, extent, rand_quat
 from tests.mjref import mujoco
 from rigidsim.engine.lang import ti
 from rigidsim.engine.groups import _Flat, _Group
@@ -234,15 +234,8 @@ def results():
 
 def _mismatch(case, con):
     """Why our contacts differ from MuJoCo's for one pose ('' if they agree)."""
-    mj = case["mj"]
-    if len(mj) != len(con):
-        return f"count {len(con)} vs MuJoCo {len(mj)} (offset {case['off']:.3g})"
-    for (dm, pm, fm), (dist, pos, normal, tangent) in zip(mj, con):
-        frame = make_frame(normal, tangent)
-        errs = (abs(dist - dm), np.abs(pos - pm).max(), np.abs(frame - fm).max())
-        if max(errs) > TOL:
-            return f"dist/pos/frame errors {errs} (dist {dm:.3g})"
-    return ""
+    why = contact_mismatch(case["mj"], con, TOL, ordered=True)
+    return why and f"{why} (offset {case['off']:.3g})"
 
 
 # Poses that still differ from MuJoCo 4.0.0, by (geom 1, geom 2, margin variant): GJK ends with a segment

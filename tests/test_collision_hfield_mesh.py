@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import assert_same_contacts, mujoco_contacts, rand_quat, rigidsim_contacts
+from tests.collision_util import assert_same_contacts, mujoco_contacts, rand_quat, read_contacts, rigidsim_contacts
 from tests.mjref import model_from_mujoco, mujoco
 from tests.test_collision_hfield import _elevation, _field_frame, _field_xml, _fmt
 from tests.test_collision_mesh_convex import MESHES, mismatches
@@ -22,7 +22,7 @@ from rigidsim.engine import data as D
 from rigidsim.engine import layout as L
 from rigidsim.engine.lang import ti
 from rigidsim.engine.groups import _Flat, _Group
-from rigidsim.engine.layout import CON_DIST, CON_FRAME, CON_POS, NDCON
+from rigidsim.engine.layout import NDCON
 from rigidsim.engine.collision import hfield, support
 from rigidsim.engine.collision.params import BUILT, collider_of
 from rigidsim import model as M
@@ -148,11 +148,7 @@ def collide_on_mujoco_poses(mjm, qpos_rows):
                         flat("hfield_f"), flat("hfield_data"), flat("mesh_vert"), flat("mesh_graph", np.int32),
                         flat("mesh_extrema", np.int32), CAP, nf, ni, float(mjm.opt.ccd_tolerance),
                         int(mjm.opt.ccd_iterations))
-    out = out.reshape(n, CAP, NDCON)
-    ours = [[(out[i, k, CON_DIST], out[i, k, CON_POS:CON_POS + 3].copy(), out[i, k, CON_FRAME:CON_FRAME + 3].copy(),
-              out[i, k, CON_FRAME + 3:CON_FRAME + 6].copy()) for k in range(min(int(count[i]), CAP))]
-            for i in range(n)]
-    return cases, ours
+    return cases, read_contacts(out, count, CAP)
 
 
 def test_collider_choice():

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.collision_util import make_frame, rand_quat
+from tests.collision_util import mujoco_pair_cases, rand_quat, read_contacts
+from tests.collision_util import mismatches as _mismatches
 from tests.mjref import model_from_mujoco, mujoco
 from rigidsim import model as M
 from rigidsim.engine import data as D
@@ -41,7 +42,7 @@ from rigidsim.engine.collision.hfield import gjk_pair
 from rigidsim.engine.collision.params import BUILT, collider_of
 from rigidsim.engine.groups import _Flat, _Group
 from rigidsim.engine.lang import ti
-from rigidsim.engine.layout import CON_DIST, CON_FRAME, CON_POS, NDCON
+from rigidsim.engine.layout import NDCON
 
 ND = ti.types.ndarray()
 TOL = 1e-6
@@ -77,32 +78,9 @@ def collide_on_mujoco_poses(mjm, qpos_rows):
     at each qpos row, through our collider on MuJoCo's geom poses: (cases, ours). cases: per (row, pair) a dict
     with the pair's geoms and MuJoCo's contacts for it (dist, pos, frame); ours: per case our contacts (dist,
     pos, normal, tangent)."""
-    from rigidsim import options as opts
-    from rigidsim.engine.collision.params import pair_table
-    from rigidsim.engine.collision_pairs import collision_pairs
-
     model = model_from_mujoco(mjm)
-    r = opts.resolve(model, {}, {"enable_mujoco_compatibility": True})
-    tab = pair_table(model, *collision_pairs(model, r))
-    keep = [k for k, c in enumerate(tab["collider"]) if c == "mesh_multi"]
+    cases, rows = mujoco_pair_cases(mujoco, mjm, model, qpos_rows, "mesh_multi")
     mp = D.put_model(model, np.float64)
-    d = mujoco.MjData(mjm)
-    gtype = np.asarray(mjm.geom_type)
-    rows = {k: [] for k in ("geo", "gi", "margin")}
-    cases = []
-    for q in np.atleast_2d(qpos_rows):
-        d.qpos[:] = q
-        mujoco.mj_forward(mjm, d)
-        for k in keep:
-            g1, g2 = (int(g) for g in tab["geom"][k])
-            mine = [c for c in d.contact[:d.ncon] if {int(c.geom[0]), int(c.geom[1])} == {g1, g2}]
-            assert all(tuple(c.geom) == (g1, g2) for c in mine)  # the pair table's order is MuJoCo's
-            mj = [(float(c.dist), np.array(c.pos), np.array(c.frame).reshape(3, 3)) for c in mine]
-            cases.append(dict(geom=(g1, g2), mj=mj, qpos=q))
-            rows["geo"].append(np.concatenate([d.geom_xpos[g1], d.geom_xmat[g1], mjm.geom_size[g1], d.geom_xpos[g2],
-                                               d.geom_xmat[g2], mjm.geom_size[g2]]))
-            rows["gi"].append([g1, g2, gtype[g1], gtype[g2]])
-            rows["margin"].append(tab["margin"][k] + tab["gap"][k])
     n = len(cases)
     if n == 0:
         return cases, []
@@ -118,28 +96,12 @@ def collide_on_mujoco_poses(mjm, qpos_rows):
                   flat["mesh_vert_i"], flat["mesh_poly_f"], flat["mesh_poly_i"], flat["mesh_polyvert"],
                   flat["mesh_polymap"], flat["mesh_extrema"], flat["hfield_f"], flat["hfield_i"],
                   flat["hfield_data"], CAP, nf, ni, float(mjm.opt.ccd_tolerance), int(mjm.opt.ccd_iterations))
-    out = out.reshape(n, CAP, NDCON)
-    ours = [[(out[i, k, CON_DIST], out[i, k, CON_POS:CON_POS + 3].copy(), out[i, k, CON_FRAME:CON_FRAME + 3].copy(),
-              out[i, k, CON_FRAME + 3:CON_FRAME + 6].copy()) for k in range(min(int(count[i]), CAP))]
-            for i in range(n)]
-    return cases, ours
+    return cases, read_contacts(out, count, CAP)
 
 
 def mismatches(cases, ours):
-    """[(case index, why)] for the cases whose contacts differ from MuJoCo's (count, or dist / pos / frame of
-    a contact in the same order), and the largest error seen."""
-    bad, worst = [], 0.0
-    for i, (case, con) in enumerate(zip(cases, ours)):
-        mj = case["mj"]
-        if len(mj) != len(con):
-            bad.append((i, f"count {len(con)} vs MuJoCo {len(mj)}"))
-            continue
-        for (dm, pm, fm), (dist, pos, normal, tangent) in zip(mj, con):
-            errs = (abs(dist - dm), np.abs(pos - pm).max(), np.abs(make_frame(normal, tangent) - fm).max())
-            worst = max(worst, max(errs))
-            if max(errs) > TOL:
-                bad.append((i, f"dist/pos/frame errors {errs} (dist {dm:.3g})"))
-    return bad, worst
+    """[(case index, why)] for the cases whose contacts differ from MuJoCo's, and the largest error seen."""
+    return _mismatches(cases, ours, TOL)
 
 
 # ------------------------------------------------------------------------------------------ scenes

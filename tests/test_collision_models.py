@@ -18,7 +18,7 @@ import pytest
 
 from tests.cli_util import MODELS
 from tests.collision_util import assert_same_contacts, mujoco_contacts, rigidsim_contacts
-from tests.mjref import mujoco
+from tests.mjref import mujoco, mujoco_states, random_ctrl
 
 pytestmark = pytest.mark.skipif(not MODELS.exists(), reason="../shared/models is absent")
 
@@ -85,18 +85,12 @@ def test_not_built_list_is_current():
 
 
 def _states(mjm, n=24, every=12, seed=0):
-    rng = np.random.default_rng(seed)
-    d = mujoco.MjData(mjm)
-    out = []
-    for t in range(n * every):
+    """qpos of a MuJoCo run with new random controls at every step, one state per `every` steps."""
+    def ctrl(t, d, rng):
         if mjm.nu:
-            lo, hi = mjm.actuator_ctrlrange[:, 0], mjm.actuator_ctrlrange[:, 1]
-            lim = mjm.actuator_ctrllimited.astype(bool)
-            d.ctrl[:] = np.where(lim, rng.uniform(lo, hi), rng.uniform(-1, 1, mjm.nu))
-        mujoco.mj_step(mjm, d)
-        if t % every == every - 1:
-            out.append(d.qpos.copy())
-    return np.array(out)
+            d.ctrl[:] = random_ctrl(mjm, rng)
+
+    return mujoco_states(mjm, n, every, seed, ctrl=ctrl)
 
 
 # colliders that run GJK/EPA (compared within 1e-6: their iterations amplify last-bit differences of the poses)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from rigidsim.engine.collision import primitive as P
-from tests.collision_util import make_frame, run_collider
+from tests.collision_util import contact_mismatch, run_collider
 from tests.mjref import mujoco
 
 TOL = 1e-9
@@ -461,19 +461,8 @@ def runs():
 
 
 def _mismatch(mj, ours):
-    """None when the contact lists agree order-free within TOL, else a description."""
-    if len(mj) != len(ours):
-        return f"count: mujoco {len(mj)}, ours {len(ours)}"
-    left = [(dist, pos, make_frame(normal, tangent)) for dist, pos, normal, tangent in ours]
-    for dist, pos, frame in mj:
-        errs = [max(abs(dist - d2), np.abs(pos - p2).max(), np.abs(frame - f2).max()) for d2, p2, f2 in left]
-        j = int(np.argmin(errs))
-        if errs[j] > TOL:
-            d2, p2, f2 = left[j]
-            return (f"dist {dist!r} vs {d2!r}, pos err {np.abs(pos - p2).max():.3g}, "
-                    f"frame err {np.abs(frame - f2).max():.3g}")
-        left.pop(j)
-    return None
+    """'' when the contact lists agree order-free within TOL, else a description."""
+    return contact_mismatch(mj, ours, TOL)
 
 
 @pytest.mark.parametrize("case", CASES)

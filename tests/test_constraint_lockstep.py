@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from tests.cli_util import MODELS, ROOT
-from tests.mjref import model_from_mujoco, mujoco
+from tests.mjref import model_from_mujoco, mujoco, random_ctrl
 
 SWEEP = bool(os.environ.get("RIGIDSIM_SWEEP"))
 NSTEP = 500
@@ -79,12 +79,6 @@ def _dense_J(mjm, d):
     return J
 
 
-def _random_ctrl(mjm, rng):
-    lo, hi = mjm.actuator_ctrlrange[:, 0], mjm.actuator_ctrlrange[:, 1]
-    lim = mjm.actuator_ctrllimited.astype(bool)
-    return np.where(lim, rng.uniform(lo, hi), rng.uniform(-1, 1, mjm.nu))
-
-
 def mujoco_run(mjm, nstep=NSTEP, seed=0, qvel_scale=0.1, hold=10):
     """Step MuJoCo `nstep` times; yield, per step, the state the step started from and mj_forward's
     results there (MuJoCo's own model, its options untouched)."""
@@ -95,7 +89,7 @@ def mujoco_run(mjm, nstep=NSTEP, seed=0, qvel_scale=0.1, hold=10):
     d.qvel[:] += rng.normal(0, qvel_scale, mjm.nv)
     for t in range(nstep):
         if mjm.nu and t % hold == 0:
-            d.ctrl[:] = _random_ctrl(mjm, rng)
+            d.ctrl[:] = random_ctrl(mjm, rng)
         st = {"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "act": d.act.copy(), "ctrl": d.ctrl.copy(),
               "mocap_pos": d.mocap_pos.copy(), "mocap_quat": d.mocap_quat.copy(), "eq_active": d.eq_active.copy(),
               "qacc_warmstart": d.qacc_warmstart.copy(), "time": float(d.time)}
@@ -287,7 +281,7 @@ def _free_run(mjm, warm, seed, qpos=None, nstep=100):
     d.qvel[:] = rng.normal(0, 0.3, mjm.nv)
     for t in range(warm):
         if mjm.nu and t % 20 == 0:
-            d.ctrl[:] = _random_ctrl(mjm, rng)
+            d.ctrl[:] = random_ctrl(mjm, rng)
         mujoco.mj_step(mjm, d)
     d.qacc_warmstart[:] = 0  # our reset starts the solver cold; so does MuJoCo here
     sim = _sim(mjm, 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.mjref import compat_sim, mujoco
+from tests.mjref import compat_sim, mujoco, mujoco_states
 
 FLOATS = ("pos", "margin", "frictionloss", "diagA", "R", "D", "vel", "aref")
 
@@ -39,15 +39,7 @@ JOINTS = """<mujoco><option timestep=".005"/>
 
 
 def _states(mjm, n=6, every=25, seed=0, qvel_scale=1.0):
-    rng = np.random.default_rng(seed)
-    d = mujoco.MjData(mjm)
-    d.qvel[:] = rng.normal(0, qvel_scale, mjm.nv)
-    out = []
-    for _ in range(n):
-        for _ in range(every):
-            mujoco.mj_step(mjm, d)
-        out.append((d.qpos.copy(), d.qvel.copy()))
-    return out
+    return mujoco_states(mjm, n, every, seed, qvel_scale=qvel_scale, qvel=True)
 
 
 def _mujoco_rows(mjm, qpos, qvel):

@@ -21,7 +21,7 @@ import pytest
 
 from rigidsim.errors import SimulationError
 from tests.cli_util import MODELS, shared_model
-from tests.mjref import mujoco
+from tests.mjref import mujoco, mujoco_rollout
 from tests.test_engine_helpers import FEATURES_XML, TENDON_XML, TRANSMISSION_XML, our_model, without_constraints
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,12 +42,7 @@ def _mujoco_traj(mjm, ctrl, qpos0=None, qvel0=None):
         d.qpos[:] = qpos0
     if qvel0 is not None:
         d.qvel[:] = qvel0
-    out = [d.qpos.copy()]
-    for c in ctrl:
-        d.ctrl[:] = c
-        mujoco.mj_step(mjm, d)
-        out.append(d.qpos.copy())
-    return np.array(out)
+    return mujoco_rollout(mjm, d, ctrl)[0]
 
 
 def _ours(mjm, ctrl, n_envs=1, qpos0=None, qvel0=None, every=1):

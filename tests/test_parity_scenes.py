@@ -15,6 +15,7 @@ import pytest
 from tests.cli_util import ROOT, rigidsim
 
 mujoco = pytest.importorskip("mujoco")
+from tests.mjref import mujoco_rollout  # noqa: E402
 
 STEPS = 300
 # scene -> (MuJoCo disable flags standing for the --set overrides, the overrides)
@@ -33,12 +34,7 @@ def mujoco_trajectory(path, dsbl: int, ctrl: np.ndarray, keyframe=None) -> np.nd
     d = mujoco.MjData(m)
     if keyframe is not None:
         mujoco.mj_resetDataKeyframe(m, d, keyframe)
-    out = [d.qpos.copy()]
-    for t in range(STEPS):
-        d.ctrl[:] = ctrl[t]
-        mujoco.mj_step(m, d)
-        out.append(d.qpos.copy())
-    return np.array(out)
+    return mujoco_rollout(m, d, ctrl[:STEPS])[0]
 
 
 @pytest.mark.parametrize("scene", sorted(CASES))
@@ -96,18 +92,9 @@ def perturbed_divergence(path, steps: int, seed: int = 0) -> np.ndarray:
 
 
 def mujoco_free_run(path, steps: int):
-    """qpos [steps + 1, nq] of MuJoCo's run from qpos0, and the number of contacts at each of those states
-    [steps + 1] (mj_step detects the contacts of the state it starts from; the last state's by mj_forward)."""
+    """qpos [steps + 1, nq] of MuJoCo's run from qpos0 and the number of contacts at each of those states."""
     m = mujoco.MjModel.from_xml_path(str(path))
-    d = mujoco.MjData(m)
-    qpos, ncon = [d.qpos.copy()], []
-    for _ in range(steps):
-        mujoco.mj_step(m, d)
-        qpos.append(d.qpos.copy())
-        ncon.append(d.ncon)
-    mujoco.mj_forward(m, d)
-    ncon.append(d.ncon)
-    return np.array(qpos), np.array(ncon)
+    return mujoco_rollout(m, mujoco.MjData(m), steps=steps)
 
 
 @pytest.mark.parametrize("scene", sorted(CONTACT_SCENES))
