@@ -239,15 +239,14 @@ def test_hfield_elevation_rows(tmp_path):
     assert_same_contacts(ours, theirs, tol=TOL, what="elevation rows")
 
 
-def test_hfield_free_run(tmp_path):
-    """The six geoms released 0.5 mm above the surface of a random field (no floor) and MuJoCo's 200 steps:
-    our contacts at each of its states equal its own (resting, rocking and sliding contacts)."""
+def _drop_xml():
+    """The free-run scene: the six geoms released 0.5 mm above the surface of a random 9 x 8 field (no floor),
+    each from a hover pose (the lowest point lifted to 0.5 mm above the surface under it)."""
     rng = np.random.default_rng(11)
     nrow, ncol, fsize = 9, 8, (0.45, 0.4, 0.012, 0.05)
     elev = _elevation(rng, nrow, ncol)
     probe = mujoco.MjModel.from_xml_string(_xml(elev, nrow, ncol, fsize, 0.0, 0.0))
     start = _hover_states(probe, rng, 1)[0]
-    # released with the lowest point 0.5 mm above the surface: each body lifted so from its hover pose
     f = Field(probe)
     verts = _mesh_vertices(probe)
     d = mujoco.MjData(probe)
@@ -260,7 +259,13 @@ def test_hfield_free_run(tmp_path):
         low = f.mat.T @ (d.geom_xpos[g] - f.pos) + _lowest(kind, verts if kind == "mesh" else SIZE[kind], rot)
         p = start[7 * k:7 * k + 3] + f.mat @ np.array([0, 0, f.surface(low[0], low[1]) + 5e-4 - low[2]])
         bodies.append(f'<body pos="{_fmt(p)}" quat="{_fmt(start[7 * k + 3:7 * k + 7])}">')
-    model, mjm = _load(tmp_path, _xml(elev, nrow, ncol, fsize, 0.0, 0.0, gravity="0 0 -9.81", bodies=bodies))
+    return _xml(elev, nrow, ncol, fsize, 0.0, 0.0, gravity="0 0 -9.81", bodies=bodies)
+
+
+def test_hfield_free_run(tmp_path):
+    """MuJoCo's 200 steps of the drop scene: our contacts at each of its states equal its own (first contacts,
+    resting, rocking and sliding contacts); none at frame 0."""
+    model, mjm = _load(tmp_path, _drop_xml())
     d = mujoco.MjData(mjm)
     rows = []
     for _ in range(200):
@@ -272,3 +277,20 @@ def test_hfield_free_run(tmp_path):
     touched = _compare(model, mjm, rows, "free run")
     for kind, n in touched.items():
         assert n >= 100, (kind, n)
+
+
+def test_hfield_compare_drop(tmp_path):
+    """`rigidsim compare` on the drop scene for 100 steps: every stage within its tolerance (model; contacts at
+    1e-9; constraint forces; one re-synchronised step; and the free run, each side on its own state, to 1e-6).
+    (Later, near step 195, this scene meets a state where MuJoCo's own step jumps by 4e-4 under a 1e-14 change
+    of qpos, a contact discontinuity: free runs past such a point cannot agree, so the run stops at 100.)"""
+    from rigidsim.compare.stages import CompareArgs, compare
+
+    path = tmp_path / "drop.xml"
+    path.write_text(_drop_xml())
+    res = compare(CompareArgs(scene=str(path), steps=100))
+    assert [s.name for s in res.stages] == ["model", "kinematics", "contacts", "constraint forces", "one step",
+                                            "free run"]
+    bad = [(s.name, s.error, s.tol, s.detail) for s in res.stages if not s.ok]
+    assert not bad, bad
+    assert res.ok
