@@ -87,10 +87,10 @@ def _load(tmp_path, xml):
 class Field:
     """The field geom of a MuJoCo model: world pose, sizes and samples [nrow, ncol] (row r at y = -sy + r dy)."""
 
-    def __init__(self, mjm):
+    def __init__(self, mjm, g=None):
         d = mujoco.MjData(mjm)
         mujoco.mj_kinematics(mjm, d)
-        g = mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_GEOM, "field")
+        g = mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_GEOM, "field") if g is None else g
         self.pos, self.mat = d.geom_xpos[g].copy(), d.geom_xmat[g].reshape(3, 3).copy()
         h = int(mjm.geom_dataid[g])
         self.nrow, self.ncol = int(mjm.hfield_nrow[h]), int(mjm.hfield_ncol[h])
