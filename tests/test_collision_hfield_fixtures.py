@@ -65,7 +65,7 @@ def _xml(elev, nrow, ncol, fsize, margin, gap, gravity="0 0 0", bodies=None):
     bodies = bodies or [f'<body pos="{k} 0 1">' for k in range(len(KINDS))]
     geoms = []
     for k, kind in enumerate(KINDS):
-        shape = f'type="mesh" mesh="poly"' if kind == "mesh" else f'type="{kind}" size="{_fmt(SIZE[kind])}"'
+        shape = 'type="mesh" mesh="poly"' if kind == "mesh" else f'type="{kind}" size="{_fmt(SIZE[kind])}"'
         geoms.append(f'{bodies[k]}<freejoint/><geom name="{kind}" {shape} margin="{margin}" gap="{gap}" '
                      f'contype="1" conaffinity="0"/></body>')
     return f"""<mujoco><option gravity="{gravity}" timestep="0.002"/>
