@@ -127,6 +127,22 @@ def _poses(mjm, kind, npose, rng):
     return np.array(rows)
 
 
+def _inside(mjm, kind, rows):
+    """The rows whose geom (body 1) has its lowest point (along the field's -z) strictly inside the field's
+    solid: over the field, at least 1e-6 under its triangulated surface and above its base."""
+    from tests.test_collision_hfield_fixtures import Field, _lowest
+
+    f = Field(mjm, 0)
+    out = []
+    for i, r in enumerate(rows):
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, r[3:7])
+        low = f.mat.T @ (r[:3] - f.pos) + _lowest(kind, _SIZE[kind], f.mat.T @ rot.reshape(3, 3))
+        if abs(low[0]) < f.sx and abs(low[1]) < f.sy and -f.sb < low[2] < f.surface(low[0], low[1]) - 1e-6:
+            out.append(i)
+    return out
+
+
 def _compare(mjm, rows, what, only=None):
     ours = rigidsim_contacts(model_from_mujoco(mjm), rows)
     theirs = mujoco_contacts(mujoco, mjm, rows)
@@ -134,7 +150,7 @@ def _compare(mjm, rows, what, only=None):
         keep = lambda env: [c for c in env if only in c["geom"]]  # noqa: E731
         ours, theirs = [keep(e) for e in ours], [keep(e) for e in theirs]
     assert_same_contacts(ours, theirs, tol=TOL, what=what)
-    return sum(map(len, theirs))
+    return [len(e) for e in theirs]  # MuJoCo's contacts per state (ours are the same)
 
 
 @pytest.mark.parametrize("margin,gap", MARGINS)
@@ -143,7 +159,12 @@ def test_hfield_poses(kind, margin, gap):
     mjm = _scene(kind, margin, gap, seed=KINDS.index(kind))
     rows = _poses(mjm, kind, NPOSE, np.random.default_rng(100 + KINDS.index(kind)))
     n = _compare(mjm, rows, f"{kind} margin={margin}")
-    assert n >= NPOSE // 3  # the poses do make contacts
+    assert sum(n) >= NPOSE // 3 and n.count(0) >= 3  # the poses make contacts, and some make none
+    # every pose whose lowest point lies inside the field's solid (over the field, under its triangulated
+    # surface, above its base) makes contacts
+    inside = _inside(mjm, kind, rows)
+    assert len(inside) >= 3
+    assert all(n[i] > 0 for i in inside), [(i, n[i]) for i in inside]
 
 
 def _drop_scene(margin):
@@ -179,7 +200,7 @@ def test_hfield_trajectory(margin):
     mjm = _drop_scene(margin)
     rows = _trajectory(mjm, 30, 8)
     n = _compare(mjm, rows, f"drop margin={margin}")
-    assert n >= 30
+    assert sum(n) >= 30
 
 
 def _box_on_grid(margin):
@@ -219,7 +240,8 @@ def test_hfield_box_aligned(margin):
     stage, too, runs GJK for discrete shapes (no duality-gap tolerance), as MuJoCo 4.0.0 does."""
     mjm = _box_on_grid(margin)
     rows = _quat_rows(np.linspace(0.06, 0.13, 15), [(1, 0, 0, 0), (1, 0, 0.01, 0)])
-    _compare(mjm, rows, f"aligned box margin={margin}")
+    n = _compare(mjm, rows, f"aligned box margin={margin}")
+    assert min(n) > 0  # every state in contact
 
 
 def test_hfield_shared_model():
@@ -228,7 +250,7 @@ def test_hfield_shared_model():
         pytest.skip("../shared/models is absent")
     mjm = mujoco.MjModel.from_xml_path(str(path))
     rows = _trajectory(mjm, 24, 10)
-    assert _compare(mjm, rows, "hfield.xml") > 0
+    assert sum(_compare(mjm, rows, "hfield.xml")) > 0
 
 
 def test_hfield_quadruped_terrain():
@@ -260,4 +282,4 @@ def test_hfield_quadruped_terrain():
     # also the body pushed down into the bumps
     low = rows.copy()
     low[:, 2] -= 0.12
-    assert _compare(mjm, np.concatenate([rows, low]), "quadruped terrain", only=terrain) > 0
+    assert sum(_compare(mjm, np.concatenate([rows, low]), "quadruped terrain", only=terrain)) > 0

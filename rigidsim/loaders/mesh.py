@@ -13,9 +13,11 @@ MuJoCo's hull polygons (`hull_polygons`: coplanar hull triangles joined, in
 MuJoCo's order) and the extreme hull vertices along 27 directions
 (`hull_extrema`).
 
-Height fields: inline ``elevation`` (row-major, nrow x ncol) or a blank
-``nrow`` x ``ncol`` field, normalized to [0, 1] as MuJoCo does; PNG and
-custom binary files are refused.
+Height fields: inline ``elevation`` (row-major, nrow x ncol, its first row the
+field's top edge, +y: stored in reverse row order, as MuJoCo's XML reader stores
+it, so that sample row 0 lies at -y) or a blank ``nrow`` x ``ncol`` field,
+normalized to [0, 1] by its minimum and maximum (in float32) as MuJoCo does;
+PNG and custom binary files are refused.
 """
 
 from __future__ import annotations
@@ -431,13 +433,14 @@ def compile_hfield(rec, scene, compiler):
         if len(rec.elevation) != nrow * ncol:
             raise InputError(f"<hfield> '{rec.name}': elevation has {len(rec.elevation)} values, expected "
                              f"nrow*ncol = {nrow * ncol}", where=w)
-        data = np.asarray(rec.elevation, dtype=np.float32)
+        # the XML text runs top to bottom: row i is stored as row nrow - 1 - i (MuJoCo's XML reader)
+        data = np.asarray(rec.elevation, dtype=np.float32).reshape(nrow, ncol)[::-1].ravel()
     else:
         data = np.zeros(nrow * ncol, dtype=np.float32)
     emin, emax = data.min(), data.max()
     data = data - emin
     if emax - emin > EPS:
-        data = data / (emax - emin)
+        data = data / (emax - emin)  # float32 / float32, as MuJoCo's float samples
     return Rec(size=list(rec.size), nrow=nrow, ncol=ncol, data=data.astype(np.float32))
 
 
