@@ -1,6 +1,7 @@
 """Analytic colliders of MuJoCo's engine_collision_primitive.c: plane with sphere, capsule, cylinder and
 box; sphere with sphere, capsule and cylinder; capsule with capsule. Each follows MuJoCo's arithmetic step
-for step, so float64 contacts agree with mj_collision's to rounding. Signatures: see the package docstring.
+for step, so float64 contacts agree with mj_collision's to rounding (capsule-capsule follows the mujoco 4.0.0
+binary, which finds the segments' nearest points unlike the 3.12 source). Signatures: see the package docstring.
 
 Two pure helpers do the work MuJoCo's mjraw_PlaneSphere and mjraw_SphereSphere do: each returns
 ``(found, dist, pos, normal)`` instead of writing a contact, so that a caller can put the contact with its
