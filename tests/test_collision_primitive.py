@@ -426,11 +426,7 @@ CASES = (
         )
     ] + [
         _case("capsule_capsule-crossing", P.capsule_capsule, "capsule", "0.05 0.2", "capsule", "0.04 0.15",
-              _cc_gen(0.05, 0.2, 0.04, 0.15, "crossing"), t=AXES_MEET, expect={1}, xfail=(
-                  "mujoco 4.0.0 finds the closest points of skew capsule segments with arithmetic that differs "
-                  "from the 3.12 source followed here (elsewhere dist and pos agree to 1e-16, frames to 1e-13); "
-                  "when the segments pass within ~1e-8 of each other the normal is the direction of that tiny "
-                  "gap, and the rounding differences turn it by 1e-9..1e-6")),
+              _cc_gen(0.05, 0.2, 0.04, 0.15, "crossing"), t=AXES_MEET, expect={1}),
     ]
 )
 

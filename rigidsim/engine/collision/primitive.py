@@ -1,6 +1,7 @@
 """Analytic colliders of MuJoCo's engine_collision_primitive.c: plane with sphere, capsule, cylinder and
 box; sphere with sphere, capsule and cylinder; capsule with capsule. Each follows MuJoCo's arithmetic step
-for step, so float64 contacts agree with mj_collision's to rounding. Signatures: see the package docstring.
+for step, so float64 contacts agree with mj_collision's to rounding (capsule-capsule follows the mujoco 4.0.0
+binary, which finds the segments' nearest points unlike the 3.12 source). Signatures: see the package docstring.
 
 Two pure helpers do the work MuJoCo's mjraw_PlaneSphere and mjraw_SphereSphere do: each returns
 ``(found, dist, pos, normal)`` instead of writing a contact, so that a caller can put the contact with its
@@ -255,86 +256,108 @@ def sphere_cylinder(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2,
 
 
 @ti.func
+def _clip01(x):
+    """x limited to [0, 1] (0 for x below 0, then min(1, x)), as mjc_segWeights clamps a weight."""
+    res = x
+    if x < 0:
+        res = 0.0
+    elif x > 1:
+        res = 1.0
+    return res
+
+
+@ti.func
+def _seg_weights(a0, a1, b0, b1):
+    """mjc_segWeights of mujoco 4.0.0: the weights (t, s) in [0, 1] of the nearest points a0 + t (a1 - a0) and
+    b0 + s (b1 - b0) of two segments, as (n, t0, s0, t1, s1) with n pairs (1 or 2).
+
+    A segment shorter than sqrt(mjMINVAL) is its start point (weight 0). Skew segments (sin^2 of the angle
+    between them above 1e-8): one pair, the lines' nearest point on segment 1 clamped, then the point of
+    segment 2 nearest to it; if that falls off segment 2, its end and the point of segment 1 nearest to that
+    end. Parallel or nearly parallel segments: two pairs, from each end of segment 1 (t = 0, then t = 1) to its
+    projection on segment 2, a projection beyond segment 2 replaced by segment 2's end there and the point of
+    segment 1 nearest to that end. Sums of products run left to right, as the 4.0.0 binary computes them."""
+    d1 = a1 - a0
+    d2 = b1 - b0
+    a = (d1[0] * d1[0] + d1[1] * d1[1]) + d1[2] * d1[2]
+    e = (d2[0] * d2[0] + d2[1] * d2[1]) + d2[2] * d2[2]
+    r = a0 - b0
+    n = 1
+    t0 = 0.0
+    s0 = 0.0
+    t1 = 0.0
+    s1 = 0.0
+    if a <= MINVAL:  # segment 1 a point: its nearest point on segment 2 (weights 0 for two points)
+        if e > MINVAL:
+            s0 = _clip01(((r[0] * d2[0] + r[1] * d2[1]) + r[2] * d2[2]) / e)
+    else:
+        f = (r[0] * d2[0] + r[1] * d2[1]) + r[2] * d2[2]  # d2.r
+        c = (d1[0] * r[0] + d1[1] * r[1]) + d1[2] * r[2]  # d1.r
+        t_b0 = (-c) / a  # segment 1's point nearest to b0
+        if e <= MINVAL:  # segment 2 a point
+            t0 = _clip01(t_b0)
+        else:
+            bb = (d1[0] * d2[0] + d1[1] * d2[1]) + d1[2] * d2[2]  # d1.d2
+            t_b1 = (bb - c) / a  # segment 1's point nearest to b1
+            nrm = ti.Vector([d1[1] * d2[2] - d1[2] * d2[1], d1[2] * d2[0] - d1[0] * d2[2],
+                             d1[0] * d2[1] - d1[1] * d2[0]])
+            nn = (nrm[0] * nrm[0] + nrm[1] * nrm[1]) + nrm[2] * nrm[2]
+            if nn > (a * 1e-8) * e:  # skew: the lines' nearest point on segment 1, then its nearest on 2
+                m = ti.Vector([d2[1] * r[2] - d2[2] * r[1], d2[2] * r[0] - d2[0] * r[2],
+                               d2[0] * r[1] - d2[1] * r[0]])  # d2 x r
+                t0 = _clip01(((nrm[0] * m[0] + nrm[1] * m[1]) + nrm[2] * m[2]) / nn)
+                s0 = (t0 * bb + f) / e
+                if s0 < 0:
+                    s0 = 0.0
+                    t0 = _clip01(t_b0)
+                elif s0 > 1:
+                    s0 = 1.0
+                    t0 = _clip01(t_b1)
+            else:  # parallel: each end of segment 1 with its projection on segment 2
+                n = 2
+                s0 = f / e
+                if s0 < 0:
+                    s0 = 0.0
+                    t0 = _clip01(t_b0)
+                elif s0 > 1:
+                    s0 = 1.0
+                    t0 = _clip01(t_b1)
+                t1 = 1.0
+                s1 = (f + bb) / e
+                if s1 < 0:
+                    s1 = 0.0
+                    t1 = _clip01(t_b0)
+                elif s1 > 1:
+                    s1 = 1.0
+                    t1 = _clip01(t_b1)
+    return n, t0, s0, t1, s1
+
+
+@ti.func
 def capsule_capsule(d: ti.template(), b, n0, cap, pos1, mat1, size1, pos2, mat2, size2, margin):
-    """mjc_CapsuleCapsule as mujoco 4.0.0 runs it: spheres at the nearest points of the two segments, at most
-    2 contacts. Skew axes: one pair of points (the unconstrained closest points, clipped to the segments).
-    Parallel or nearly parallel axes (sin^2 of the angle below 1e-8): four candidate pairs,
-    each end of segment 1 with its nearest point of segment 2 and each end of segment 2 with its nearest
-    point of segment 1; the two deepest of those within the margin, in the order of their point on segment
-    1 (for overlapping capsules: the two ends of the overlap).
-
-    The 3.12 source stops at the first two candidates found, and only for axes parallel to mjMINVAL; the
-    4.0.0 binary keeps the deepest two and treats axes within 1e-4 rad as parallel (found by experiment,
-    tests/test_collision_primitive.py)."""
-    axis1 = ti.Vector([mat1[2] * size1[1], mat1[5] * size1[1], mat1[8] * size1[1]])
-    axis2 = ti.Vector([mat2[2] * size2[1], mat2[5] * size2[1], mat2[8] * size2[1]])
-    dif = pos1 - pos2
-
-    # normal equations of min |pos1 + x1 axis1 - pos2 - x2 axis2|
-    ma = sm.dot3(axis1, axis1)
-    mb = -sm.dot3(axis1, axis2)
-    mc = sm.dot3(axis2, axis2)
-    u = -sm.dot3(axis1, dif)
-    v = sm.dot3(axis2, dif)
-    det = ma * mc - mb * mb
-    skew = ti.abs(det) >= MINVAL and ti.abs(det) >= 1e-8 * ma * mc  # sin^2(angle) >= 1e-8
-
-    # skew axes: the closest points, clipped to the segments
-    x1 = 0.0
-    x2 = 0.0
-    if skew:
-        x1 = (mc * u - mb * v) / det
-        x2 = (ma * v - mb * u) / det
-        if x1 > 1:
-            x1 = 1.0
-            x2 = (v - mb) / mc
-        elif x1 < -1:
-            x1 = -1.0
-            x2 = (v + mb) / mc
-        if x2 > 1:
-            x2 = 1.0
-            x1 = sm.clip((u - mb) / ma, -1.0, 1.0)
-        elif x2 < -1:
-            x2 = -1.0
-            x1 = sm.clip((u + mb) / ma, -1.0, 1.0)
-
-    # the candidates (1 when skew, else 4), the deepest two kept: best, then next
-    nfound = 0
-    dist_best = 0.0
-    pos_best = sm.zero3()
-    normal_best = sm.zero3()
-    x1_best = 0.0
-    dist_next = 0.0
-    pos_next = sm.zero3()
-    normal_next = sm.zero3()
-    x1_next = 0.0
-    for k in range(1 if skew else 4):
-        if not skew:
-            # k = 0, 1: end +1, -1 of segment 1; k = 2, 3: end +1, -1 of segment 2
-            end = 1.0 if k % 2 == 0 else -1.0
-            if k < 2:
-                x1 = end
-                x2 = sm.clip((v - end * mb) / mc, -1.0, 1.0)
-            else:
-                x2 = end
-                x1 = sm.clip((u - end * mb) / ma, -1.0, 1.0)
-        p1 = axis1 * x1 + pos1
-        p2 = axis2 * x2 + pos2
+    """mjc_CapsuleCapsule as mujoco 4.0.0 runs it (its binary, not the 3.12 source): the segments' ends, their
+    nearest points by `_seg_weights` (1 pair for skew axes, 2 for parallel or nearly parallel ones), and a
+    sphere-sphere test at each pair, in that order: at most 2 contacts. Segments that meet (the nearest points
+    closer than mjMINVAL) take the normal across the two axes (`_sphere_sphere_raw`)."""
+    axis1 = ti.Vector([size1[1] * mat1[2], size1[1] * mat1[5], size1[1] * mat1[8]])
+    axis2 = ti.Vector([size2[1] * mat2[2], size2[1] * mat2[5], size2[1] * mat2[8]])
+    a0 = pos1 - axis1
+    a1 = axis1 + pos1
+    b0 = pos2 - axis2
+    b1 = axis2 + pos2
+    npair, t0, s0, t1, s1 = _seg_weights(a0, a1, b0, b1)
+    d1 = a1 - a0
+    d2 = b1 - b0
+    n = 0
+    for k in range(npair):
+        t = t0 if k == 0 else t1
+        s = s0 if k == 0 else s1
+        p1 = d1 * t + a0
+        p2 = d2 * s + b0
         found, dist, pos, normal = _sphere_sphere_raw(margin, p1, mat1, size1[0], p2, mat2, size2[0])
         if found:
-            if nfound == 0 or dist < dist_best:
-                dist_next, pos_next, normal_next, x1_next = dist_best, pos_best, normal_best, x1_best
-                dist_best, pos_best, normal_best, x1_best = dist, pos, normal, x1
-            elif nfound == 1 or dist < dist_next:
-                dist_next, pos_next, normal_next, x1_next = dist, pos, normal, x1
-            nfound += 1
-
-    n = ti.min(nfound, 2)
-    next_first = n == 2 and x1_next < x1_best
-    for j in range(n):
-        take_best = (j == 0) != next_first
-        put(d, b, n0 + j, cap, dist_best if take_best else dist_next, pos_best if take_best else pos_next,
-            normal_best if take_best else normal_next, sm.zero3())
+            put(d, b, n0 + n, cap, dist, pos, normal, sm.zero3())
+            n += 1
     return n
 
 
