@@ -431,7 +431,8 @@ def compile_hfield(rec, scene, compiler):
         if len(rec.elevation) != nrow * ncol:
             raise InputError(f"<hfield> '{rec.name}': elevation has {len(rec.elevation)} values, expected "
                              f"nrow*ncol = {nrow * ncol}", where=w)
-        data = np.asarray(rec.elevation, dtype=np.float32)
+        # MuJoCo lists the rows from the far edge (+y) first and stores them from -y: the rows are flipped
+        data = np.asarray(rec.elevation, dtype=np.float32).reshape(nrow, ncol)[::-1].ravel()
     else:
         data = np.zeros(nrow * ncol, dtype=np.float32)
     emin, emax = data.min(), data.max()
