@@ -131,6 +131,8 @@ def compare_models(ours: M.Model, ref: M.Model, skip=()) -> List[str]:
         if f.name == "explicit":
             continue
         a, b = getattr(ours.opt, f.name), getattr(ref.opt, f.name)
-        if not np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=0):
+        if any(isinstance(x, str) for x in np.ravel(np.asarray(a, object))):  # numpy would parse text silently
+            bad.append(f"opt.{f.name}: ours {a!r} (text, not a number), MuJoCo {b}")
+        elif not np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=0):
             bad.append(f"opt.{f.name}: ours {a}, MuJoCo {b}")
     return bad

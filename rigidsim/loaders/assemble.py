@@ -38,7 +38,7 @@ SENSORS = {
     "framelinacc": (33, "frame", 0, 3, 3), "frameangacc": (34, "frame", 0, 3, 3),
     "subtreecom": (35, "body", 0, 1, 3), "subtreelinvel": (36, "body", 0, 2, 3),
     "subtreeangmom": (37, "body", 0, 2, 3), "e_potential": (43, None, 0, 1, 1),
-    "e_kinetic": (44, None, 0, 2, 1), "clock": (45, None, 0, 1, 1),
+    "e_kinetic": (44, None, 0, 1, 1), "clock": (45, None, 0, 1, 1),
 }
 _OBJTYPES = {"body": M.OBJ_BODY, "xbody": M.OBJ_XBODY, "geom": M.OBJ_GEOM, "site": M.OBJ_SITE,
              "camera": 7}
@@ -650,8 +650,12 @@ def _sensors(cp, m):
             if s.tag in ("jointpos", "jointvel", "jointlimitpos", "jointlimitvel", "jointlimitfrc",
                          "jointactuatorfrc") and jt not in (M.JNT_HINGE, M.JNT_SLIDE):
                 fail(cp, s.el, f"<{s.tag}> requires a hinge or slide joint")
+            if s.tag.startswith("jointlimit") and not A["jnt_limited"][objid]:
+                fail(cp, s.el, f"<{s.tag}>: joint '{at.get('joint')}' must be limited")
         elif kind == "tendon":
             objtype, objid = M.OBJ_TENDON, cp.lookup(cp.tendon_ids, at.get("tendon"), "tendon", s.el)
+            if s.tag.startswith("tendonlimit") and not A["tendon_limited"][objid]:
+                fail(cp, s.el, f"<{s.tag}>: tendon '{at.get('tendon')}' must be limited")
         elif kind == "actuator":
             ids = {a.name: k for k, a in enumerate(cp.sc.actuators) if a.name}
             objtype, objid = M.OBJ_ACTUATOR, cp.lookup(ids, at.get("actuator"), "actuator", s.el)
@@ -661,9 +665,8 @@ def _sensors(cp, m):
             objtype, objid = _frame_obj(cp, s, at.get("objtype"), at.get("objname"), "obj")
             if at.get("refname") is not None or at.get("reftype") is not None:
                 reftype, refid = _frame_obj(cp, s, at.get("reftype"), at.get("refname"), "ref")
-        else:
+        else:  # clock, e_potential, e_kinetic: no object (MuJoCo 4.0: objid -1)
             objtype = 0
-            objid = 0 if s.tag == "clock" else 0
         A["sensor_type"][i] = typ
         A["sensor_datatype"][i] = dt
         A["sensor_needstage"][i] = stage

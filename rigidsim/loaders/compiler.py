@@ -215,7 +215,7 @@ class Compiler:
         for g in b.geoms:
             b.contype |= g.spec["contype"]
             b.conaffinity |= g.spec["conaffinity"]
-            b.margin = max(b.margin, g.spec["margin"])
+            b.margin = max(b.margin, g.spec["margin"] + g.spec["gap"])  # MuJoCo 4.0: the geoms' margin + gap
         b.dofnum = 0
         for j in b.joints:
             b.dofnum += self.compile_joint(j)

@@ -50,7 +50,7 @@ ATTR_TYPES: Dict[str, object] = {
     "kv": _F1, "dampratio": _F1, "timeconst": _F1, "inheritrange": _F1, "width": _F1, "divisor": _F1,
     "coef": _F1, "torquescale": _F1, "cutoff": _F1, "noise": _F1, "time": _F1, "gravcomp": _F1,
     "boundmass": _F1, "boundinertia": _F1, "settotalmass": _F1, "timestep": _F1, "impratio": _F1,
-    "tolerance": _F1, "ls_tolerance": _F1, "noslip_tolerance": _F1, "ccd_tolerance": _F1,
+    "tolerance": _F1, "ls_tolerance": _F1, "noslip_tolerance": _F1, "ccd_tolerance": _F1, "viscosity": _F1,
     "o_margin": _F1, "meaninertia": _F1, "meanmass": _F1, "meansize": _F1, "extent": _F1,
     "contype": ("i", 1), "conaffinity": ("i", 1), "condim": ("i", 1), "group": ("i", 1),
     "priority": ("i", 1), "iterations": ("i", 1), "ls_iterations": ("i", 1), "noslip_iterations": ("i", 1),

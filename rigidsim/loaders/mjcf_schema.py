@@ -56,7 +56,7 @@ _ACTUATORS = {
     "damper": {"kv"},
 }
 # actuator shortcuts MuJoCo has and we do not build (refused outright)
-ACTUATORS_REFUSED = {"cylinder", "muscle", "adhesion", "plugin"}
+ACTUATORS_REFUSED = {"cylinder", "muscle", "adhesion", "plugin", "pid", "orientation", "dcmotor"}
 
 _TENDON = {"group", "limited", "range", "solreflimit", "solimplimit", "solreffriction", "solimpfriction",
            "frictionloss", "springlength", "margin", "stiffness", "damping", "armature",
