@@ -137,10 +137,10 @@ def run(
     show = (not quiet) and err.is_terminal
     try:
         if show:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
             # no stdout/stderr redirection: Taichi must see the real streams when it starts
-            with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
                           TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err.console(), transient=True,
                           redirect_stdout=False, redirect_stderr=False) as bar:
                 task = bar.add_task("building the engine", total=max(steps, 1), rate="")
@@ -198,7 +198,7 @@ def options_cmd(cfg: Optional[str] = typer.Argument(None, help="An options file 
     from rigidsim.cli.report import options_table
 
     try:
-        out.print(options_table(cfg))
+        out.print(options_table(cfg, out.width))
     except RigidsimError as e:
         _fail(e)
     if cfg:
