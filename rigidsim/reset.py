@@ -120,7 +120,8 @@ def load_npy(path: str | Path, what: str, where: str, shape: str = "") -> np.nda
         raise InputError(f"cannot read {p}: {e.strerror}", where=where) from None
     if kind:
         delim = ", delimiter=','" if "CSV" in kind else ""
-        convert = (f" (a table of numbers in text converts with numpy.save('{p.stem}.npy', numpy.loadtxt('{p}'"
+        to = f"{p.stem}.npy" if p.suffix != ".npy" else "OUT.npy"
+        convert = (f" (a table of numbers in text converts with numpy.save('{to}', numpy.loadtxt('{p}'"
                    f"{delim})))" if kind.startswith("text") else "")
         raise InputError(f"{p} is {kind}; {must}{convert}.", where=where)
     try:
