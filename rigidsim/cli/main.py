@@ -140,7 +140,8 @@ def run(
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
             # no stdout/stderr redirection: Taichi must see the real streams when it starts
-            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                          TextColumn("{task.completed}/{task.total} steps"),
                           TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err.console(), transient=True,
                           redirect_stdout=False, redirect_stderr=False) as bar:
                 task = bar.add_task("building the engine", total=max(steps, 1), rate="")

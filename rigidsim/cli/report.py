@@ -73,7 +73,7 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
     return [t, o]
 
 
-TABLE_MIN_WIDTH = 120  # below this many columns `rigidsim options` lists the options instead of a table
+TABLE_MIN_WIDTH = 140  # below this many columns `rigidsim options` lists the options instead of a table
 
 
 def _option_rows(cfg: Optional[str]):
@@ -87,12 +87,12 @@ def _option_rows(cfg: Optional[str]):
 
 def options_table(cfg: Optional[str], width: int = TABLE_MIN_WIDTH):
     """Every option with its type, default, meaning (and with `cfg`, its value in that file): a table on a
-    console `width` columns wide or wider than TABLE_MIN_WIDTH; below, a list that gives each meaning the
-    whole width, indented under a line with the option's name, type and default (a four-column table there
-    squeezes the meanings into a column a dozen characters wide)."""
+    console `width` columns wide or wider than TABLE_MIN_WIDTH (20 more with `cfg`); below, a list that
+    gives each meaning the whole width, indented under a line with the option's name, type and default (a
+    four-column table there squeezes the meanings into a column a dozen characters wide)."""
     title = "RigidOptions" + (f" ({cfg})" if cfg else "")
     rows = list(_option_rows(cfg))
-    if width < TABLE_MIN_WIDTH:
+    if width < TABLE_MIN_WIDTH + (20 if cfg else 0):  # the file's values take a column more
         import textwrap
 
         from rich.text import Text
@@ -111,11 +111,11 @@ def options_table(cfg: Optional[str], width: int = TABLE_MIN_WIDTH):
         return out
     t = Table(title=title, show_lines=False)
     t.add_column("option", no_wrap=True)
-    t.add_column("type")
+    t.add_column("type", max_width=24)  # the longest enums wrap at their " | "
     t.add_column("default")
     if cfg:
         t.add_column("in file")
-    t.add_column("meaning")
+    t.add_column("meaning", min_width=50)
     for k, kind, default, value, meaning in rows:
         t.add_row(k, kind, default, *([value or ""] if cfg else []), meaning)
     return t
