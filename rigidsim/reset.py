@@ -82,21 +82,67 @@ def check_init(a: Any, model: M.Model, envs: int, where: str = "--init") -> Dict
     return out
 
 
-def load_npy(path: str | Path, what: str, where: str) -> np.ndarray:
-    """The array of a .npy file given by a command-line flag (`where`), or an InputError naming it: the file
-    missing (`what` says what it should hold), or not a .npy array."""
+def _npy_kind(p: Path) -> str:
+    """What a file that numpy cannot load as a .npy array holds instead, from its first bytes: '' when it
+    starts as a .npy file does."""
+    with open(p, "rb") as f:
+        head = f.read(512)
+    if head.startswith(b"\x93NUMPY"):
+        return ""
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "a zip archive (an .npz file of numpy.savez holds several arrays, not one)"
+    if head.startswith(b"\x80"):  # pickle protocols 2 and above
+        return "a Python pickle, not a NumPy array file"
+    if not head:
+        return "empty"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not a NumPy .npy file (unrecognised binary data)"
+    if b"," in head or b"\t" in head:
+        return "text (a CSV or other delimited table), not a NumPy .npy file"
+    return "text, not a NumPy .npy file"
+
+
+def load_npy(path: str | Path, what: str, where: str, shape: str = "") -> np.ndarray:
+    """The array of a .npy file given by a command-line flag (`where`), or an InputError in one paragraph
+    naming the flag and the file: missing (`what` says what it should hold), or not a .npy array of numbers
+    (a CSV, a pickle, an .npz, an object array, a damaged file), saying what the file must be: a NumPy .npy
+    array saved with numpy.save, of `shape` (e.g. '[nu], [N, nu] or [N, B, nu] with nu=2')."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{what} file not found: {p}", where=where)
+    must = "it must be a NumPy .npy array of numbers saved with numpy.save(FILE, array)" + (
+        f", of shape {shape}" if shape else "")
     try:
-        return np.load(p, allow_pickle=False)
-    except Exception as e:  # numpy raises ValueError/OSError/UnpicklingError for bad files
-        raise InputError(f"cannot read {p} as a .npy array: {e}", where=where) from None
+        kind = _npy_kind(p)
+    except OSError as e:
+        raise InputError(f"cannot read {p}: {e.strerror}", where=where) from None
+    if kind:
+        delim = ", delimiter=','" if "CSV" in kind else ""
+        to = f"{p.stem}.npy" if p.suffix != ".npy" else "OUT.npy"
+        convert = (f" (a table of numbers in text converts with numpy.save('{to}', numpy.loadtxt('{p}'"
+                   f"{delim})))" if kind.startswith("text") else "")
+        raise InputError(f"{p} is {kind}; {must}{convert}.", where=where)
+    try:
+        a = np.load(p, allow_pickle=False)
+    except ValueError as e:
+        if "allow_pickle" in str(e) or "pickle" in str(e):  # an object array: Python objects, not numbers
+            raise InputError(f"{p} holds an array of Python objects (dtype object), not numbers; {must}.",
+                             where=where) from None
+        raise InputError(f"{p} is a damaged .npy file ({e}); {must}.", where=where) from None
+    except Exception as e:  # numpy raises OSError/EOFError and others for a truncated or damaged file
+        raise InputError(f"{p} is a damaged .npy file ({e}); {must}.", where=where) from None
+    if not isinstance(a, np.ndarray):
+        raise InputError(f"{p} is not a single NumPy array; {must}.", where=where)
+    return a
 
 
 def load_init(path: str | Path, model: M.Model, envs: int) -> Dict[str, np.ndarray]:
     """`--init FILE.npy`: per-env qpos, or qpos and qvel (`check_init`)."""
-    return check_init(load_npy(path, "initial-state", "--init"), model, envs, where=f"--init {path}")
+    shape = f"[{envs}, {model.nq}]" + (f" or [{envs}, {model.nq + model.nv}]" if model.nv else "")
+    return check_init(load_npy(path, "initial-state", "--init", f"{shape} (qpos, or qpos then qvel, per env)"),
+                      model, envs, where=f"--init {path}")
 
 
 def quat_turn(q: np.ndarray, rotvec: np.ndarray) -> np.ndarray:

@@ -54,6 +54,7 @@ class RunResult:
     complete: bool
     seconds: float
     build_seconds: float = 0.0
+    compile_seconds: Optional[float] = None  # None: every kernel came from the offline cache
     message: str = ""
     exit_code: int = 0  # 130 after SIGINT, 143 after SIGTERM (the run stopped early, the file is complete=false)
 
@@ -201,7 +202,7 @@ def frame_contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np
 def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
     """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu]."""
     p = Path(path)
-    a = load_npy(p, "control", "--ctrl")
+    a = load_npy(p, "control", "--ctrl", f"[nu], [N, nu] or [N, B, nu] with nu={nu}")
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
@@ -263,12 +264,17 @@ class _Interrupt:
         return False
 
 
-def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
+def run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None,
+        compiling: Optional[Callable[[Optional[float]], None]] = None) -> RunResult:
     """Validate, build, simulate and write one run. No Python warning reaches the user: numpy's floating-point
-    warnings (a scene of huge numbers) are silenced, and a NaN is reported as a SimulationError instead."""
+    warnings (a scene of huge numbers) are silenced, and a NaN is reported as a SimulationError instead.
+    `progress(steps_done, steps, seconds)` after each block of frames; `compiling(None)` when the engine
+    starts compiling a kernel the offline cache does not hold (first use of this scene's kernels), then
+    `compiling(seconds)` once the engine is built, with the seconds since then. A build from the cache
+    calls neither."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _run(a, progress)
+        return _run(a, progress, compiling)
 
 
 def _divergence_hint(e: SimulationError, resolved) -> str:
@@ -318,7 +324,8 @@ def init_source(a: RunArgs, resolved: Dict[str, Any]) -> str:
     return ", then ".join(parts)
 
 
-def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None) -> RunResult:
+def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = None,
+         compiling: Optional[Callable[[Optional[float]], None]] = None) -> RunResult:
     # -- validate everything before touching the output ---------------------
     if a.steps < 0:
         raise InputError(f"--steps must be 0 or more, got {a.steps}", where="--steps")
@@ -355,24 +362,38 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     if ctrl is not None:
         state["ctrl"] = ctrl[0]  # --ctrl overrides a keyframe's
 
+    from rigidsim.engine.lang import watch_compiles
     from rigidsim.engine.simulator import Simulator
 
     t_build = time.perf_counter()
-    sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only,
-                    pair_options=resolved)
-    sim.reset(**{k: np.asarray(v) for k, v in state.items()})
-    sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
+    t_compile = None  # when the first kernel missing from the offline cache began compiling
+
+    def compile_started(kernel_name: str) -> None:
+        nonlocal t_compile
+        if t_compile is None:
+            t_compile = time.perf_counter()
+            if compiling is not None:
+                compiling(None)
+
+    contacts0 = None
+    with watch_compiles(compile_started):
+        sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only,
+                        pair_options=resolved)
+        sim.reset(**{k: np.asarray(v) for k, v in state.items()})
+        sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
+        # contacts with their forces come with every frame of a scene with constraints; frame 0 of a scene the
+        # engine cannot step (kinematics only) has its contacts from collision detection alone, forces NaN
+        rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax) and not kinematics_only
+        if "contacts" in record and a.steps == 0 and sim.npair and not rec_contacts:
+            sim.collide()
+            contacts0 = contact_rows(model, sim.contacts())
     t0 = time.perf_counter()
     build_seconds = t0 - t_build
+    compile_seconds = None if t_compile is None else t0 - t_compile
+    if compile_seconds is not None and compiling is not None:
+        compiling(compile_seconds)
 
     frames, steps_done, complete, message = 0, 0, False, ""
-    contacts0 = None
-    # contacts with their forces come with every frame of a scene with constraints; frame 0 of a scene the
-    # engine cannot step (kinematics only) has its contacts from collision detection alone, forces NaN
-    rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax) and not kinematics_only
-    if "contacts" in record and a.steps == 0 and sim.npair and not rec_contacts:
-        sim.collide()
-        contacts0 = contact_rows(model, sim.contacts())
     with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
         writer = open_writer(out, scene_model, model, a.scene, resolved, a.envs, a.steps, a.every, record, precision,
                              backend, a.seed, a.compression)
@@ -409,5 +430,6 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         intr.closing = True
         writer.close(complete)
     return RunResult(out=out, frames=frames, steps_done=steps_done, complete=complete,
-                     seconds=time.perf_counter() - t0, build_seconds=build_seconds, message=message,
+                     seconds=time.perf_counter() - t0, build_seconds=build_seconds, compile_seconds=compile_seconds,
+                     message=message,
                      exit_code=intr.exit_code if message else 0)

@@ -22,13 +22,11 @@ import numpy as np
 from rigidsim.version import __version__
 from rigidsim.errors import InputError
 from rigidsim.model import Model
+from rigidsim.recordable import DEFAULT_RECORD, RECORDABLE  # noqa: F401 (the writer's names too)
 
 FORMAT = "rigidsim-trajectory"
 FORMAT_VERSION = 1
 
-RECORDABLE = ("qpos", "qvel", "qacc", "xpos", "xquat", "ctrl", "contacts", "qfrc_constraint", "ncon", "nefc",
-              "solver_niter", "solver_converged")
-DEFAULT_RECORD = ("qpos", "qvel", "xpos", "xquat", "contacts")
 
 # /model arrays of SPEC.md, under MuJoCo's names
 MODEL_ARRAYS = (

@@ -292,8 +292,9 @@ def test_a_changed_contact_force(tmp_path, base):
     c = rep["contacts"]
     q = c["quantities"]
     assert q["force"]["n_beyond"] == 1 and q["force"]["max_abs"] == abs(new[1] - old[1])
-    assert q["force"]["first"] == {"frame": 4, "env": 1, "time": 4 * DT, "geom": geom, "a": old.tolist(),
-                                   "b": new.tolist()}
+    names = ["rod", "bob", ""]  # the pendulum's geoms; the synthetic pair (1, 2) names a geom it lacks
+    assert q["force"]["first"] == {"frame": 4, "env": 1, "time": 4 * DT, "geom": geom,
+                                   "geom_names": [names[g] for g in geom], "a": old.tolist(), "b": new.tolist()}
     assert all(q[k]["n_beyond"] == 0 and q[k]["max_abs"] == 0 for k in ("position", "normal", "penetration"))
     assert c["count_mismatches"] == 0 and c["unmatched_a"] == c["unmatched_b"] == 0
     assert all(f["status"] == "equal" for f in rep["fields"])
@@ -316,7 +317,8 @@ def test_a_missing_contact(tmp_path, model, options_yaml, data, base):
     assert r["count_mismatches"] == 1
     assert r["first_count_difference"] == {"frame": 2, "env": 1, "time": 2 * DT, "a": 3, "b": 2}
     assert r["unmatched_a"] == 1 and r["unmatched_b"] == 0 and r["matched"] == T * B * 3 - 1
-    assert r["first_unmatched"] == {"frame": 2, "env": 1, "time": 2 * DT, "geom": [1, 2], "file": "a"}
+    assert r["first_unmatched"] == {"frame": 2, "env": 1, "time": 2 * DT, "geom": [1, 2], "geom_names": ["bob", ""],
+                                    "file": "a"}
     assert all(q["n_beyond"] == 0 for q in r["quantities"].values())  # the other contacts still match exactly
 
 

@@ -118,7 +118,7 @@ def test_missing_and_unreadable_init_files(tmp_path):
     assert "not found" in assert_clean_error(p, 2)
     (tmp_path / "text.npy").write_text("not numpy")
     p = rigidsim("run", CARTPOLE, "--init", tmp_path / "text.npy", "--out", tmp_path / "o.h5", "--quiet")
-    assert "cannot read" in assert_clean_error(p, 2)
+    assert "is text, not a NumPy .npy file; it must be a NumPy .npy array" in assert_clean_error(p, 2)
 
 
 def test_noise_options_are_checked():

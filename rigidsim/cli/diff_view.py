@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from rigidsim.diff import ContactsDiff, DiffReport, FieldDiff, where_text
+from rigidsim.diff import ContactsDiff, DiffReport, FieldDiff, geom_text, where_text
 
 
 def _g(x: Optional[float]) -> str:
@@ -55,13 +55,13 @@ def _contact_rows(c: ContactsDiff) -> List[List[str]]:
             ["without a partner", f"{c.unmatched_a} in A, {c.unmatched_b} in B"]]
     if c.first_unmatched:
         f = c.first_unmatched
-        rows.append(["first without a partner", f"{where_text(f)}: geoms {tuple(f['geom'])} in {f['file'].upper()}"])
+        rows.append(["first without a partner", f"{where_text(f)}: {geom_text(f)} in {f['file'].upper()}"])
     rows.append(["(frame, env) with other counts", str(c.count_mismatches)])
     if c.first_count_difference:
         f = c.first_count_difference
         rows.append(["first count difference", f"{where_text(f)}: {f['a']} vs {f['b']}"])
     for q, qd in c.quantities.items():
-        first = "" if qd.first is None else f"; first beyond at {where_text(qd.first)}, geoms {tuple(qd.first['geom'])}"
+        first = "" if qd.first is None else f"; first beyond at {where_text(qd.first)}, {geom_text(qd.first)}"
         rows.append([q, f"max abs {_g(qd.max_abs)}, max rel {_g(qd.max_rel)}, {qd.n_beyond} beyond "
                         f"({_tol(qd)}){first}"])
     rows += [["note", n] for n in c.notes]

@@ -16,6 +16,28 @@ import typer
 from rigidsim.version import __version__
 from rigidsim.errors import InputError, RigidsimError
 
+def _flags_shown_as_flags() -> None:
+    """typer 0.29's help shows each option's value type, a flag's as `<bool>`, as though it took a value
+    (`--quiet <bool>`); a flag takes none, so its type column is left empty. Another typer is left as it is."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:
+        return
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_rigidsim", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and getattr(self, "metavar", None) is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._rigidsim = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_shown_as_flags()
+
 # help is rendered with rich markup (explicit: older typer defaults differ), so a literal "[" in help is "\\["
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="rich",
                   help="rigidsim: batched rigid-body simulation with MuJoCo's physics, in Taichi.",
@@ -66,6 +88,26 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
     pass
 
 
+COMPILING = "compiling kernels for this scene (first use only)"
+COMPILED = "compiled the kernels in {seconds:.1f} s (cached for the next runs)"
+
+
+def _plain_compiling(seconds: Optional[float]) -> None:
+    """The compile notice of a run whose stderr is not a terminal (a log, a pipe): one line before, one after."""
+    from rich.text import Text
+
+    text = f"{COMPILING}..." if seconds is None else COMPILED.format(seconds=seconds)
+    err.print(Text(f"rigidsim: {text}"), soft_wrap=True)
+
+
+def _record_help() -> str:
+    """--record's help, from the list of recordable fields itself."""
+    from rigidsim.recordable import DEFAULT_RECORD, RECORDABLE
+
+    return (f"Comma list of fields to record, any of: {', '.join(RECORDABLE)} "
+            f"(default {','.join(DEFAULT_RECORD)}).")
+
+
 @app.command()
 def run(
     scene: str = typer.Argument(..., help="MJCF (.xml) or URDF (.urdf) file, or the name of a bundled scene."),
@@ -77,8 +119,7 @@ def run(
     init: Optional[str] = typer.Option(None, "--init", help=".npy initial states per env: \\[B, nq] (qpos) or \\[B, nq+nv] "
                                        "(qpos and qvel)."),
     ctrl: Optional[str] = typer.Option(None, "--ctrl", help=".npy controls: \\[nu], \\[N, nu] or \\[N, B, nu]."),
-    record: Optional[str] = typer.Option(None, "--record", help="Comma list of qpos,qvel,qacc,xpos,xquat,ctrl,contacts "
-                                         "(default qpos,qvel,xpos,xquat,contacts)."),
+    record: Optional[str] = typer.Option(None, "--record", help=_record_help()),
     every: int = typer.Option(1, "--every", help="Record every K-th step (frame 0 is the initial state)."),
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override one option: KEY=VALUE (repeatable)."),
     precision: Optional[int] = typer.Option(None, "--precision", help="32 or 64 (default 64 on CPU, 32 on GPU)."),
@@ -96,10 +137,11 @@ def run(
     show = (not quiet) and err.is_terminal
     try:
         if show:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
             # no stdout/stderr redirection: Taichi must see the real streams when it starts
-            with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                          TextColumn("{task.completed}/{task.total} steps"),
                           TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err.console(), transient=True,
                           redirect_stdout=False, redirect_stderr=False) as bar:
                 task = bar.add_task("building the engine", total=max(steps, 1), rate="")
@@ -108,9 +150,17 @@ def run(
                     rate = f"{done * envs / seconds:,.0f} env-steps/s" if seconds > 0 and done else ""
                     bar.update(task, completed=done, rate=rate, description="simulating")
 
-                res = do_run(args, progress)
+                def compiling(seconds: Optional[float]) -> None:
+                    if seconds is None:  # drawn now: the compiler may hold the interpreter until it is done
+                        bar.update(task, description=f"{COMPILING}…")
+                        bar.refresh()
+                    else:
+                        bar.console.print(f"rigidsim: {COMPILED.format(seconds=seconds)}", highlight=False)
+                        bar.update(task, description="building the engine")
+
+                res = do_run(args, progress, compiling)
         else:
-            res = do_run(args)
+            res = do_run(args, compiling=None if quiet else _plain_compiling)
     except KeyboardInterrupt:
         err.print("rigidsim: interrupted")
         raise typer.Exit(130)
@@ -149,7 +199,7 @@ def options_cmd(cfg: Optional[str] = typer.Argument(None, help="An options file 
     from rigidsim.cli.report import options_table
 
     try:
-        out.print(options_table(cfg))
+        out.print(options_table(cfg, out.width))
     except RigidsimError as e:
         _fail(e)
     if cfg:

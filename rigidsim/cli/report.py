@@ -73,22 +73,51 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
     return [t, o]
 
 
-def options_table(cfg: Optional[str]) -> Table:
+TABLE_MIN_WIDTH = 140  # below this many columns `rigidsim options` lists the options instead of a table
+
+
+def _option_rows(cfg: Optional[str]):
+    """(name, type, default, value in the file or None, meaning) of every option."""
     values = opts.load_yaml(cfg) if cfg else {}
-    t = Table(title="RigidOptions" + (f" ({cfg})" if cfg else ""), show_lines=False)
+    for k, s in opts.SPECS.items():
+        kind = " | ".join(s.choices) if s.kind == "enum" else s.kind
+        yield (k, kind + (" | null" if s.nullable else ""), opts._fmt(s.default),
+               opts._fmt(values[k]) if k in values else None, s.help)
+
+
+def options_table(cfg: Optional[str], width: int = TABLE_MIN_WIDTH):
+    """Every option with its type, default, meaning (and with `cfg`, its value in that file): a table on a
+    console `width` columns wide or wider than TABLE_MIN_WIDTH (20 more with `cfg`); below, a list that
+    gives each meaning the whole width, indented under a line with the option's name, type and default (a
+    four-column table there squeezes the meanings into a column a dozen characters wide)."""
+    title = "RigidOptions" + (f" ({cfg})" if cfg else "")
+    rows = list(_option_rows(cfg))
+    if width < TABLE_MIN_WIDTH + (20 if cfg else 0):  # the file's values take a column more
+        import textwrap
+
+        from rich.text import Text
+
+        def wrapped(text: str, first: str) -> str:
+            return "\n".join(textwrap.wrap(text, max(width - 1, 20), initial_indent=first, subsequent_indent=" " * 4,
+                                            break_long_words=False, break_on_hyphens=False))
+
+        out = Text(title, style="bold")
+        for k, kind, default, value, meaning in rows:
+            head = f"{kind}; default {default}" + (f"; in the file: {value}" if value is not None else "")
+            out.append("\n")
+            out.append(k, style="bold cyan")
+            out.append(wrapped(head, " " * (len(k) + 2))[len(k):])
+            out.append("\n" + wrapped(meaning, " " * 4))
+        return out
+    t = Table(title=title, show_lines=False)
     t.add_column("option", no_wrap=True)
-    t.add_column("type")
+    t.add_column("type", max_width=24)  # the longest enums wrap at their " | "
     t.add_column("default")
     if cfg:
         t.add_column("in file")
-    t.add_column("meaning")
-    for k, s in opts.SPECS.items():
-        kind = " | ".join(s.choices) if s.kind == "enum" else s.kind
-        row = [k, kind + (" | null" if s.nullable else ""), opts._fmt(s.default)]
-        if cfg:
-            row.append(opts._fmt(values[k]) if k in values else "")
-        row.append(s.help)
-        t.add_row(*row)
+    t.add_column("meaning", min_width=50)
+    for k, kind, default, value, meaning in rows:
+        t.add_row(k, kind, default, *([value or ""] if cfg else []), meaning)
     return t
 
 

@@ -53,10 +53,11 @@ or "shapes_differ" (not comparable: only the shapes are reported) and ``first`` 
 ``{frame, env, index, time, a, b}`` (``model``: ``{array, index, a, b}``; ``arrays`` lists the model arrays
 that differ); ``contacts`` null when neither file holds contacts or they are not selected, else
 ``{status, frames_compared, envs_compared, matched, unmatched_a, unmatched_b, count_mismatches,
-first_count_difference: {frame, env, time, a, b}, first_unmatched: {frame, env, time, geom, file},
+first_count_difference: {frame, env, time, a, b}, first_unmatched: {frame, env, time, geom, geom_names, file},
 quantities: {position|normal|force|penetration: {atol, rtol, max_abs, max_rel, n_beyond,
-first: {frame, env, time, geom, a, b}}}, notes}``. Non-finite numbers are written as the strings "inf",
-"-inf" and "nan". Later versions only add keys.
+first: {frame, env, time, geom, geom_names, a, b}}}, notes}`` (``geom_names``: the pair's names from
+/model/geom_names, '' for an unnamed geom; absent when neither file holds names). Non-finite numbers are
+written as the strings "inf", "-inf" and "nan". Later versions only add keys.
 """
 
 from __future__ import annotations
@@ -66,13 +67,14 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rigidsim.diff.reading import SPECIAL_GROUPS, _File
 from rigidsim.diff.report import (AttrDiff, ContactsDiff, DiffReport, FieldDiff, OptionDiff, _contacts_reason,
-                                  _field_reason, _show, where_text, write_json)
+                                  _field_reason, _show, geom_text, where_text, write_json)
 from rigidsim.diff.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, _check_names, _parse_tol
 from rigidsim.diff.values import CONTACT_QUANTITIES, _Comparison
 from rigidsim.errors import InputError
 from rigidsim.trajectory import RECORDABLE
 
-__all__ = ["DiffReport", "FieldDiff", "ContactsDiff", "diff_files", "known_fields", "where_text", "write_json"]
+__all__ = ["DiffReport", "FieldDiff", "ContactsDiff", "diff_files", "geom_text", "known_fields", "where_text",
+           "write_json"]
 
 # root attributes whose difference alone makes the verdict "differ": what was simulated
 VERDICT_ATTRS = ("options_yaml", "scene_sha256", "dt", "n_envs", "n_steps", "record_every", "complete", "n_frames")

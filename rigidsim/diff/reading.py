@@ -106,6 +106,17 @@ class _File:
         except (OSError, RuntimeError, KeyError, ValueError) as e:
             raise self.damaged(ds.name, e) from None
 
+    def geom_names(self) -> Optional[list]:
+        """/model/geom_names as a list (an unnamed geom: ''), or None when the file has none or they cannot
+        be read (the names only label the report)."""
+        try:
+            ds = self.f.get("model/geom_names")
+            if not isinstance(ds, h5py.Dataset):
+                return None
+            return [_py(x) for x in ds.asstr()[()]] if ds.ndim == 1 else None
+        except (OSError, RuntimeError, KeyError, ValueError, TypeError):
+            return None
+
     def info(self) -> FileInfo:
         a = self.attrs
         n_steps, every = self._int_attr("n_steps"), self._int_attr("record_every")

@@ -167,6 +167,16 @@ def where_text(first: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def geom_text(first: Mapping[str, Any]) -> str:
+    """A contact's geom pair: 'floor/box3 (geoms 0, 4)' with the file's geom names ('#5' for an unnamed
+    geom), 'geoms (0, 4)' without them."""
+    g = first["geom"]
+    names = first.get("geom_names")
+    if not names:
+        return f"geoms ({', '.join(map(str, g))})"
+    return "/".join(n or f"#{i}" for n, i in zip(names, g)) + f" (geoms {', '.join(map(str, g))})"
+
+
 def _field_reason(r: FieldDiff) -> str:
     if r.status in ("only_a", "only_b"):
         return f"{r.name}: only in {'A' if r.status == 'only_a' else 'B'}"
@@ -195,10 +205,10 @@ def _contacts_reason(c: ContactsDiff) -> str:
     if c.first_unmatched:
         f = c.first_unmatched
         parts.append(f"{c.unmatched_a} contacts of A and {c.unmatched_b} of B have no partner (geom pair), first at "
-                     f"{where_text(f)}: geoms {tuple(f['geom'])} in {f['file'].upper()}")
+                     f"{where_text(f)}: {geom_text(f)} in {f['file'].upper()}")
     for q, qd in c.quantities.items():
         if qd.first is not None:
-            parts.append(f"{q} beyond tolerance from {where_text(qd.first)} (geoms {tuple(qd.first['geom'])}; "
+            parts.append(f"{q} beyond tolerance from {where_text(qd.first)} ({geom_text(qd.first)}; "
                          f"max abs error {qd.max_abs:.3g})")
     parts += [n for n in c.notes if n.startswith(("frames differ", "envs differ"))]
     return "contacts: " + "; ".join(parts)

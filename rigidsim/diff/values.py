@@ -51,6 +51,17 @@ class _Comparison:
     def __init__(self, fa: _File, fb: _File, tol: Tolerance):
         self.fa, self.fb, self.tol = fa, fb, tol
         self._time = None
+        self._names = {"a": fa.geom_names(), "b": fb.geom_names()}
+
+    def geom_pair(self, geom, file: str = "a") -> Dict[str, Any]:
+        """{'geom': [g1, g2]} of a contact row of file `file` ('a' or 'b'), with 'geom_names' [name1, name2]
+        from that file's /model/geom_names (the other file's when it has none; '' for an unnamed geom) when
+        either file holds them."""
+        out: Dict[str, Any] = {"geom": [int(x) for x in geom]}
+        names = self._names[file] or self._names["b" if file == "a" else "a"]
+        if names:
+            out["geom_names"] = [names[g] if 0 <= g < len(names) else "" for g in out["geom"]]
+        return out
 
     def time_at(self, frame: int) -> Optional[float]:
         """A's time of a frame (B's when A lacks it), for the report."""
@@ -271,7 +282,7 @@ class _Comparison:
                     i = int(np.flatnonzero(un)[np.argmin(X["slot"][un])])
                     cands.append((int(X["slot"][i]), name, X["geom"][i]))
             slot, name, geom = min(cands, key=lambda c: (c[0], c[1]))
-            r.first_unmatched = {**self._where(t0, E, slot), "geom": [int(x) for x in geom], "file": name}
+            r.first_unmatched = {**self._where(t0, E, slot), **self.geom_pair(geom, name), "file": name}
         if not len(ma):
             return
         order = np.argsort(A["slot"][ma], kind="stable")
@@ -286,7 +297,7 @@ class _Comparison:
             qd.n_beyond += int(rows.sum())
             if rows.any() and qd.first is None:
                 i = int(np.argmax(rows))
-                qd.first = {**self._where(t0, E, slots[i]), "geom": [int(x) for x in A["geom"][ma[i]]],
+                qd.first = {**self._where(t0, E, slots[i]), **self.geom_pair(A["geom"][ma[i]]),
                             "a": a[i].tolist(), "b": b[i].tolist()}
 
     @staticmethod

@@ -23,6 +23,7 @@ changed constant can never load a stale kernel.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import linecache
@@ -93,6 +94,22 @@ if not getattr(getattr(_ki, "_inside_class", None), "_rigidsim", True):  # impor
 
 
 
+_compile_watchers: list = []
+
+
+@contextlib.contextmanager
+def watch_compiles(callback):
+    """Within the block, ``callback(kernel_name)`` is called each time a kernel is about to be compiled because
+    the offline cache does not hold it (a fastcache miss: first use of a scene's kernels, or the first run
+    after the engine's sources changed), before its compilation starts. A kernel loaded from the cache calls
+    nothing. A Quadrants without the fastcache hook (`_one_pass_compile`) never calls it."""
+    _compile_watchers.append(callback)
+    try:
+        yield
+    finally:
+        _compile_watchers.remove(callback)
+
+
 def _one_pass_compile():
     """Quadrants compiles a kernel that is not in its fastcache in two passes over the Python source: the first
     only discovers which fields of dataclass arguments each function uses (to prune the others), the second
@@ -114,9 +131,11 @@ def _one_pass_compile():
     try:
         from quadrants.lang.util import is_data_oriented
     except ImportError:
-        return
+        is_data_oriented = None
 
     def plain(kern, args):
+        if is_data_oriented is None:
+            return False
         for meta in getattr(kern, "arg_metas", ()):
             if dataclasses.is_dataclass(getattr(meta, "annotation", None)):
                 return False
@@ -124,6 +143,9 @@ def _one_pass_compile():
 
     def try_load_fastcache(self, args, key):
         used = find(self, args, key)
+        if used is None and getattr(self, "_l1_key", None) is not None:  # a fastcache kernel not in the cache
+            for watch in tuple(_compile_watchers):
+                watch(self.func.__name__)
         if used is None and plain(self, args) and hasattr(self, "used_py_dataclass_parameters_by_key_enforcing"):
             self.used_py_dataclass_parameters_by_key_enforcing[key] = set()
             return set()
@@ -293,7 +315,7 @@ _cached_host_array_launches()
 
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
-__all__ = ["ti", "impl", "kernel", "DIST", "VERSION"]
+__all__ = ["ti", "impl", "kernel", "DIST", "VERSION", "watch_compiles"]
 
 
 def kernel(fn):
