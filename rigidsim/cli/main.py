@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from rigidsim.version import __version__
-from rigidsim.errors import InputError, RigidsimError
+from rigidsim.errors import InputError, OutputError, RigidsimError
 
 # help is rendered with rich markup (explicit: older typer defaults differ), so a literal "[" in help is "\\["
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="rich",
@@ -49,7 +49,8 @@ def _fail(e: BaseException) -> None:
     if isinstance(e, RigidsimError):
         from rich.text import Text
 
-        kind = "error" if isinstance(e, InputError) else "simulation failed"
+        kind = ("error" if isinstance(e, InputError) else "write failed" if isinstance(e, OutputError)
+                else "simulation failed")
         err.print(Text.assemble((f"rigidsim: {kind}: ", "bold red"), str(e)), soft_wrap=True)
         raise typer.Exit(e.exit_code)
     raise e
@@ -116,6 +117,11 @@ def run(
         raise typer.Exit(130)
     except RigidsimError as e:
         _fail(e)
+    if res.notes:
+        from rich.text import Text
+
+        for note in res.notes:  # shown with --quiet too: they are about data of the user's
+            err.print(Text(f"rigidsim: note: {note}"), soft_wrap=True)
     if res.message:
         from rich.text import Text
 
