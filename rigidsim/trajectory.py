@@ -72,9 +72,9 @@ _CACHE_BYTES = 4 << 20  # per-dataset chunk cache: holds the partly written chun
 LIBVER = ("v110", "v110")
 # a flush every FLUSH_BYTES of frame data (rows of the recorded fields, contacts not counted), at frames fixed
 # by the command alone: HDF5 lays a file out differently with flushes at other frames, and the same command
-# and seed must give a byte-identical file, so the interval cannot be a time. 32 MiB is about 1 s of writing
+# and seed must give a byte-identical file, so the interval cannot be a time. 2 MiB is about 0.1 s of writing
 # at the rate of the issue's humanoid run; a hard kill loses at most the frames since the last flush
-FLUSH_BYTES = 32 << 20
+FLUSH_BYTES = 2 << 20
 _RESERVE_BYTES = 1 << 20  # freed when the disk is full, so that HDF5 can write what closing the file needs
 
 
@@ -144,6 +144,7 @@ class TrajectoryWriter:
         self.flushed = 0  # frames on disk as of the last flush (what a hard kill or a full disk leaves)
         self._flushed_contacts = 0
         self.failure: Optional[BaseException] = None  # the write error that stopped the run (a full disk)
+        self._ds = {}
         self.frames_tried = 0  # frames fully written when a write failed
         self.salvaged = True  # after a failure: the frames of the last flush are in `out`
         self.bytes_written = 0  # frame data handed to HDF5 (bytes per frame, for a full disk's message)
@@ -240,7 +241,9 @@ class TrajectoryWriter:
     # -- frames ------------------------------------------------------------
     def _append(self, key: str, data: np.ndarray) -> None:
         """One dataset write: resize, then write the rows (none for a zero-size row)."""
-        ds = self.f[key]
+        ds = self._ds.get(key)
+        if ds is None:  # one handle per dataset for the whole run: its chunk cache lives as long as the file
+            ds = self._ds[key] = self.f[key]
         n0 = ds.shape[0]
         ds.resize((n0 + data.shape[0],) + ds.shape[1:])
         if data.size:
@@ -284,11 +287,17 @@ class TrajectoryWriter:
         as a TrajectoryWriteError, and nothing more is written but what closing needs."""
         if self.failure is not None:
             raise TrajectoryWriteError(self.failure)
+        lost = []  # h5py reports a write that fails while it closes a handle only to sys.unraisablehook
+        hook, sys.unraisablehook = sys.unraisablehook, lambda u: lost.append(u.exc_value)
         try:
             fn(*args)
+            if lost:
+                raise lost[0]
         except (OSError, RuntimeError, ValueError) as e:
             self.failure, self.frames_tried = e, self.frames
             raise TrajectoryWriteError(e) from None
+        finally:
+            sys.unraisablehook = hook
 
     def _add_block(self, time: np.ndarray, fields, contacts) -> None:
         n = time.shape[0]
@@ -332,6 +341,7 @@ class TrajectoryWriter:
             self.f.attrs["complete"] = bool(complete)
             self.f.attrs["n_frames"] = np.int64(self.frames)
         finally:
+            self._ds = {}
             self.f.close()
             self._closed = True
             _unlink(self.reserve)
@@ -348,9 +358,11 @@ class TrajectoryWriter:
             self._truncate(self.f, self.flushed, self._flushed_contacts)
             self.f.attrs["complete"] = False
             self.f.attrs["n_frames"] = np.int64(self.flushed)
+            self._ds = {}
             self.f.close()
             ok = True
         except Exception:
+            self._ds = {}
             try:
                 self.f.close()
             except Exception:
