@@ -23,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence
 
+import warnings
+
 import numpy as np
 
 from rigidsim import options as opts
@@ -187,7 +189,7 @@ class Batch:
         `--ctrl`'s arrays: [nu], [steps, nu] or [steps, B, nu]). Returns the file's path; a failed step
         leaves the frames before it (complete=false) and raises SimulationError."""
         from rigidsim import runner
-        from rigidsim.trajectory import check_out
+        from rigidsim.trajectory import TrajectoryWriteError, check_out
 
         rec = runner.parse_record(",".join(record) if isinstance(record, (list, tuple)) else record)
         out = Path(out)
@@ -201,6 +203,8 @@ class Batch:
         rec_contacts = "contacts" in rec and self._contacts
         writer = runner.open_writer(out, self.scene_model, self.model, self.scene, self.options, self.n_envs,
                                     int(steps), int(every), rec, self.precision, self.backend, self.seed, compression)
+        for note in writer.notes:  # leftovers of killed runs to `out`, recovered beside it
+            warnings.warn(note, stacklevel=2)
         complete = False
         try:
             writer.write_init(self.qpos, self.qvel, "the Python API's state when run() was called")
@@ -208,8 +212,13 @@ class Batch:
                                                         rec_contacts):
                 writer.add_block(t, fv, crows)
             complete = True
+        except TrajectoryWriteError as e:  # a full disk: the frames of the last flush are kept
+            writer.close(False)
+            raise runner.write_failed(writer, e, writer.frames_tried * int(every), int(steps), int(every)) from None
         finally:
             writer.close(complete)
+        if writer.failure is not None:
+            raise runner.write_failed(writer, TrajectoryWriteError(writer.failure), int(steps), int(steps), int(every))
         return out
 
 

@@ -8,6 +8,7 @@ not built yet) fails with an InputError before any output file is touched.
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import time
 import warnings
@@ -18,12 +19,12 @@ import numpy as np
 
 from rigidsim import options as opts
 from rigidsim.engine.collision_pairs import collision_pairs
-from rigidsim.errors import InputError, SimulationError
+from rigidsim.errors import InputError, OutputError, SimulationError
 from rigidsim.loaders import load_scene, resolve_scene
 from rigidsim.reset import initial_states, load_init, load_npy
 from rigidsim import model as M
 from rigidsim.trajectory import (COMPRESSIONS, DEFAULT_COMPRESSION, DEFAULT_RECORD, RECORDABLE, TrajectoryWriter,
-                                 check_out)
+                                 TrajectoryWriteError, check_out, expected_frames, recovered_name)
 
 
 @dataclasses.dataclass
@@ -57,6 +58,7 @@ class RunResult:
     compile_seconds: Optional[float] = None  # None: every kernel came from the offline cache
     message: str = ""
     exit_code: int = 0  # 130 after SIGINT, 143 after SIGTERM (the run stopped early, the file is complete=false)
+    notes: List[str] = dataclasses.field(default_factory=list)  # leftovers of killed runs recovered beside --out
 
 
 def parse_record(text: Optional[str]) -> tuple:
@@ -313,6 +315,42 @@ def open_writer(out: Path, scene_model: M.Model, model: M.Model, scene: str, res
         extra_attrs={"seed": np.int64(seed), "precision": np.int64(precision), "backend": backend})
 
 
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000.0
+    return ""
+
+
+def write_failed(writer: TrajectoryWriter, e: TrajectoryWriteError, step: int, n_steps: int,
+                 every: int) -> OutputError:
+    """The one-paragraph error of a run whose trajectory file could not be written further (the writer is
+    closed): the file, the frame reached, what was kept, and for a full disk the room the rest needs."""
+    import shutil
+
+    out, T = writer.out, expected_frames(n_steps, every)
+    what = "the file system is full" if e.disk_full else "a write failed"
+    msg = (f"cannot write {out}: {what} ({e.reason}) after {writer.frames_tried} of its {T} "
+           f"frames (step {step} of {n_steps}).")
+    if writer.salvaged:
+        msg += f" Kept the {writer.flushed} frames written before its last flush in {out} (complete=false)."
+    else:
+        msg += (f" Closing the file failed too: the frames up to its last flush are in {writer.tmp}; the next "
+                f"`rigidsim run` with --out {out} recovers them into {recovered_name(out, os.getpid())}.")
+    if e.disk_full:
+        per_frame = writer.bytes_written / max(1, writer.frames_tried)
+        try:
+            free = shutil.disk_usage(out.parent).free
+        except OSError:
+            free = 0
+        left = T - writer.flushed
+        msg += (f" The {left} frames not written need about {_size(per_frame * left)} more "
+                f"({_size(per_frame)} per frame); {_size(free)} is free in {out.parent}. Free space, write to another "
+                f"file system (--out), or record less (--every, --record).")
+    return OutputError(msg)
+
+
 def init_source(a: RunArgs, resolved: Dict[str, Any]) -> str:
     """What the envs' initial states were made from, as the file's /init `source` says it."""
     parts = [f"keyframe {a.keyframe}" if a.keyframe is not None else "qpos0"]
@@ -414,6 +452,10 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
                     break
             else:
                 complete = True
+        except TrajectoryWriteError as e:
+            intr.closing = True
+            writer.close(False)
+            raise write_failed(writer, e, steps_done, a.steps, a.every) from None
         except SimulationError as e:
             intr.closing = True
             msg = str(e).rstrip(".") + _divergence_hint(e, resolved)
@@ -429,7 +471,9 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
             raise
         intr.closing = True
         writer.close(complete)
+        if writer.failure is not None:  # the last flush, when closing, failed
+            raise write_failed(writer, TrajectoryWriteError(writer.failure), steps_done, a.steps, a.every)
     return RunResult(out=out, frames=frames, steps_done=steps_done, complete=complete,
                      seconds=time.perf_counter() - t0, build_seconds=build_seconds, compile_seconds=compile_seconds,
                      message=message,
-                     exit_code=intr.exit_code if message else 0)
+                     exit_code=intr.exit_code if message else 0, notes=list(writer.notes))

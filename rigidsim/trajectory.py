@@ -7,12 +7,24 @@ grow with the number of steps and no Python runs per frame.
 The file is written under a temporary name beside the target and renamed
 when closed; an interrupted or failed run still leaves a readable file with
 ``complete = false`` and every finished frame.
+
+Crash safety: the file is written in HDF5's single-writer/multiple-reader
+(SWMR) mode and flushed every `flush_frames` frames (about FLUSH_BYTES of
+frame data), `n_frames` being updated after each flush, so a run killed hard (kill -9, the OOM killer) leaves a temporary
+file that HDF5 can read up to its last flush; `recover_leftovers` turns such
+a file of a dead process into a readable `complete = false` file. A write
+that fails (a full disk) shrinks the file back to its last flush and closes
+it, with a small reserve file freed first to give HDF5 room to close.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import re
+import shutil
+import sys
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -20,7 +32,7 @@ import h5py
 import numpy as np
 
 from rigidsim.version import __version__
-from rigidsim.errors import InputError
+from rigidsim.errors import InputError, SimulationError
 from rigidsim.model import Model
 from rigidsim.recordable import DEFAULT_RECORD, RECORDABLE  # noqa: F401 (the writer's names too)
 
@@ -54,6 +66,14 @@ COMPRESSIONS = {"none": {}, "lzf": dict(compression="lzf", shuffle=True),
 DEFAULT_COMPRESSION = "none"
 _CHUNK_BYTES = 128 << 10  # target chunk size (measured best of 64 KiB - 1 MiB for none, lzf and gzip)
 _CACHE_BYTES = 4 << 20  # per-dataset chunk cache: holds the partly written chunk between two blocks
+# HDF5 file format bounds: 1.10's, the oldest that has SWMR (files read by HDF5 >= 1.10, h5py >= 2.7)
+LIBVER = ("v110", "v110")
+# a flush every FLUSH_BYTES of frame data (rows of the recorded fields, contacts not counted), at frames fixed
+# by the command alone: HDF5 lays a file out differently with flushes at other frames, and the same command
+# and seed must give a byte-identical file, so the interval cannot be a time. 2 MiB is about 0.1 s of writing
+# at the rate of the issue's humanoid run; a hard kill loses at most the frames since the last flush
+FLUSH_BYTES = 2 << 20
+_RESERVE_BYTES = 1 << 20  # freed when the disk is full, so that HDF5 can write what closing the file needs
 
 
 def sha256_of(path: str | Path) -> str:
@@ -118,9 +138,21 @@ class TrajectoryWriter:
         self._filters = COMPRESSIONS[compression]
         self._max_rows = expected_frames(int(n_steps), int(every))
         self._closed = False
+        self._swmr = False
+        self.flushed = 0  # frames on disk as of the last flush (what a hard kill or a full disk leaves)
+        self._flushed_contacts = 0
+        self.failure: Optional[BaseException] = None  # the write error that stopped the run (a full disk)
+        self._ds = {}
+        self.frames_tried = 0  # frames fully written when a write failed
+        self.salvaged = True  # after a failure: the frames of the last flush are in `out`
+        self.bytes_written = 0  # frame data handed to HDF5 (bytes per frame, for a full disk's message)
+        self.notes = recover_leftovers(self.out)  # what a run killed before left beside --out
+        self.reserve = self.out.with_name(f".{self.out.name}.reserve-{os.getpid()}")
+        _reserve(self.reserve)
         try:
-            self.f = h5py.File(self.tmp, "w", libver="earliest", track_order=False, rdcc_nbytes=_CACHE_BYTES)
+            self.f = h5py.File(self.tmp, "w", libver=LIBVER, track_order=False, rdcc_nbytes=_CACHE_BYTES)
         except OSError as e:
+            _unlink(self.reserve)
             raise InputError(f"cannot write {self.out}: cannot create {self.tmp} ({e})", where="--out") from None
         a = self.f.attrs
         a["format"] = FORMAT
@@ -134,6 +166,7 @@ class TrajectoryWriter:
         a["n_steps"] = np.int64(n_steps)
         a["record_every"] = np.int64(every)
         a["complete"] = False
+        a["n_frames"] = np.int64(0)  # made now: SWMR mode can update an attribute but not add one
         for k, v in (extra_attrs or {}).items():
             a[k] = v
         self._write_model(model)
@@ -147,6 +180,9 @@ class TrajectoryWriter:
                 self._mk(name, shapes[name], fd)
             elif name in counts:
                 self._mk(name, (B,), counts[name])
+        frame_bytes = sum(int(np.prod(ds.shape[1:], dtype=np.int64)) * ds.dtype.itemsize
+                          for ds in self.f.values() if isinstance(ds, h5py.Dataset))
+        self.flush_frames = max(1, FLUSH_BYTES // max(1, frame_bytes))  # frames between two flushes
         if "contacts" in self.record:
             g = self.f.create_group("contacts")
             # offsets: B rows per frame
@@ -187,15 +223,30 @@ class TrajectoryWriter:
         g.attrs["source"] = source
         g.create_dataset("qpos", data=np.asarray(qpos, dtype=self.fdt).reshape(self.B, -1))
         g.create_dataset("qvel", data=np.asarray(qvel, dtype=self.fdt).reshape(self.B, -1))
+        self.start()
+
+    def start(self) -> None:
+        """Every group, dataset and attribute exists: switch to SWMR mode (from now on the file on disk is
+        consistent after every flush) and flush the model and /init."""
+        if not self._swmr:
+            self._guarded(self._start)
+
+    def _start(self) -> None:
+        self.f.swmr_mode = True
+        self._swmr = True
+        self._flush()
 
     # -- frames ------------------------------------------------------------
     def _append(self, key: str, data: np.ndarray) -> None:
         """One dataset write: resize, then write the rows (none for a zero-size row)."""
-        ds = self.f[key]
+        ds = self._ds.get(key)
+        if ds is None:  # one handle per dataset for the whole run: its chunk cache lives as long as the file
+            ds = self._ds[key] = self.f[key]
         n0 = ds.shape[0]
         ds.resize((n0 + data.shape[0],) + ds.shape[1:])
         if data.size:
             ds[n0:] = data
+            self.bytes_written += data.nbytes
 
     def add_block(self, time: np.ndarray, fields: Mapping[str, np.ndarray],
                   contacts: Optional[Mapping[str, np.ndarray]] = None) -> None:
@@ -203,9 +254,51 @@ class TrajectoryWriter:
         they are written before this returns), `contacts` None (no contacts) or a dict with 'count' [n, B]
         and the rows of every contact of the block, in frame then env order."""
         time = np.asarray(time, dtype=np.float64).reshape(-1)
-        n = time.shape[0]
-        if n == 0:
+        if time.shape[0] == 0:
             return
+        self.start()
+        n, i = time.shape[0], 0
+        counts = None if contacts is None else np.asarray(contacts["count"], np.int64).reshape(n, self.B)
+        while i < n:  # split at the flush points: frames flush_frames, 2 flush_frames, ...
+            j = min(n, i + self.flush_frames - (self.frames - self.flushed))
+            seg_c = None
+            if contacts is not None:
+                r0, r1 = int(counts[:i].sum()), int(counts[:j].sum())
+                seg_c = {k: (counts[i:j] if k == "count" else contacts[k][r0:r1]) for k in contacts}
+            self._guarded(self._add_block, time[i:j], {k: v[i:j] for k, v in fields.items()}, seg_c)
+            if self.frames - self.flushed >= self.flush_frames:
+                self.flush()
+            i = j
+
+    def flush(self) -> None:
+        """Put every frame written so far on disk, then `n_frames` (a hard kill keeps them)."""
+        self._guarded(self._flush)
+
+    def _flush(self) -> None:
+        self.f.flush()  # the frames first: n_frames never counts a frame that is not on disk
+        self.f.attrs["n_frames"] = np.int64(self.frames)
+        self.f.flush()
+        self.flushed, self._flushed_contacts = self.frames, self.n_contacts
+
+    def _guarded(self, fn, *args) -> None:
+        """Run one step of writing; a failed write (a full disk, an I/O error) is kept in `failure` and raised
+        as a TrajectoryWriteError, and nothing more is written but what closing needs."""
+        if self.failure is not None:
+            raise TrajectoryWriteError(self.failure)
+        lost = []  # h5py reports a write that fails while it closes a handle only to sys.unraisablehook
+        hook, sys.unraisablehook = sys.unraisablehook, lambda u: lost.append(u.exc_value)
+        try:
+            fn(*args)
+            if lost:
+                raise lost[0]
+        except (OSError, RuntimeError, ValueError) as e:
+            self.failure, self.frames_tried = e, self.frames
+            raise TrajectoryWriteError(e) from None
+        finally:
+            sys.unraisablehook = hook
+
+    def _add_block(self, time: np.ndarray, fields, contacts) -> None:
+        n = time.shape[0]
         self._append("time", time)
         for name in self.record:
             if name != "contacts":
@@ -225,14 +318,182 @@ class TrajectoryWriter:
 
     # -- closing -----------------------------------------------------------
     def close(self, complete: bool) -> Path:
-        """Set `complete` and `n_frames`, close and rename to the final path. Safe to call twice."""
+        """Set `complete` and `n_frames`, close and rename to the final path. Safe to call twice. After a failed
+        write the file is cut back to its last flush first (`salvaged` says whether that file could be closed;
+        when not, the temporary file is left for `recover_leftovers`)."""
         if self._closed:
+            return self.out
+        if self.failure is None:
+            try:
+                self.start()
+                self._guarded(self.f.flush)
+            except TrajectoryWriteError:
+                pass
+        if self.failure is not None:
+            self.salvaged = self._salvage()
+            _unlink(self.reserve)
+            if self.salvaged:
+                os.replace(self.tmp, self.out)
             return self.out
         try:
             self.f.attrs["complete"] = bool(complete)
             self.f.attrs["n_frames"] = np.int64(self.frames)
         finally:
+            self._ds = {}
             self.f.close()
             self._closed = True
+            _unlink(self.reserve)
         os.replace(self.tmp, self.out)
         return self.out
+
+    def _salvage(self) -> bool:
+        """After a failed write: free the reserve, cut every dataset back to the frames of the last flush (so
+        closing rewrites no chunk past it), mark the file incomplete and close it. False when even that fails;
+        h5py's complaints about the dead file are kept off stderr."""
+        _unlink(self.reserve)
+        hook, sys.unraisablehook = sys.unraisablehook, lambda *_: None
+        try:
+            self._truncate(self.f, self.flushed, self._flushed_contacts)
+            self.f.attrs["complete"] = False
+            self.f.attrs["n_frames"] = np.int64(self.flushed)
+            self._ds = {}
+            self.f.close()
+            ok = True
+        except Exception:
+            self._ds = {}
+            try:
+                self.f.close()
+            except Exception:
+                pass
+            ok = False
+        finally:
+            self._closed = True
+            sys.unraisablehook = hook
+        self.frames, self.n_contacts = self.flushed, self._flushed_contacts
+        return ok
+
+    @staticmethod
+    def _truncate(f, frames: int, n_contacts: int) -> None:
+        """Resize every frame dataset of `f` to `frames` frames (the contacts to their first `n_contacts` rows)."""
+        B = int(f.attrs["n_envs"])
+        for name, ds in f.items():
+            if isinstance(ds, h5py.Dataset) and ds.maxshape and ds.maxshape[0] is None and ds.shape[0] > frames:
+                ds.resize((frames,) + ds.shape[1:])
+        if "contacts" in f:
+            off = f["contacts/offsets"]
+            if off.shape[0] > frames * B + 1:
+                off.resize((frames * B + 1,))
+            for name, ds in f["contacts"].items():
+                if name != "offsets" and ds.shape[0] > n_contacts:
+                    ds.resize((n_contacts,) + ds.shape[1:])
+
+
+class TrajectoryWriteError(Exception):
+    """A write to the trajectory file failed (`cause`: h5py's error); `disk_full` for ENOSPC and EDQUOT."""
+
+    def __init__(self, cause: BaseException):
+        self.cause = cause
+        text = str(cause)
+        self.disk_full = (getattr(cause, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+                          or "No space left on device" in text or "Disk quota exceeded" in text
+                          or "errno = 28," in text or "errno = 122," in text)
+        m = re.search(r"error message = '([^']*)'", text)
+        self.reason = m.group(1) if m else (getattr(cause, "strerror", None) or text.splitlines()[0] if text else "")
+        super().__init__(self.reason)
+
+
+def _reserve(path: Path) -> None:
+    """Set `_RESERVE_BYTES` of disk aside (allocated, not written, where the file system allows)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return
+    try:
+        os.posix_fallocate(fd, 0, _RESERVE_BYTES)
+    except (OSError, AttributeError):
+        try:
+            os.write(fd, b"\0" * _RESERVE_BYTES)
+        except OSError:
+            pass
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recovered_name(out: Path, pid: int) -> Path:
+    """Where the frames of a killed run's leftover go: OUT's stem + '.recovered-PID' + OUT's suffix."""
+    return out.with_name(f"{out.stem}.recovered-{pid}{out.suffix}")
+
+
+def recover_leftovers(out: str | Path) -> list:
+    """Find what runs to `out` killed before they closed their file left (`.OUT.tmp-PID` of a dead process,
+    their reserve `.OUT.reserve-PID`): turn each readable temporary file into `recovered_name(out, PID)` with
+    the frames of its last flush and `complete = false`, delete the reserves; one note per file, for the user."""
+    out = Path(out)
+    notes = []
+    try:
+        names = os.listdir(out.parent)
+    except OSError:
+        return notes
+    for name in sorted(names):
+        m = re.fullmatch(re.escape(f".{out.name}.") + r"(tmp|reserve)-(\d+)", name)
+        if not m or int(m.group(2)) == os.getpid() or _pid_alive(int(m.group(2))):
+            continue
+        path = out.parent / name
+        if m.group(1) == "reserve":
+            _unlink(path)
+            continue
+        pid = int(m.group(2))
+        dest = recovered_name(out, pid)
+        try:
+            frames = recover(path, dest)
+        except Exception as e:  # an unreadable leftover (killed before its first flush): named, left alone
+            notes.append(f"{path} was left by a run (pid {pid}) that was killed before it closed its file, and it "
+                         f"cannot be read ({str(e).splitlines()[0] if str(e) else type(e).__name__}); delete it")
+            continue
+        _unlink(path)
+        notes.append(f"a run to {out} (pid {pid}) was killed before it closed its file: recovered the {frames} "
+                     f"frames of its last flush from {path.name} into {dest} (complete=false)")
+    return notes
+
+
+def recover(tmp: str | Path, dest: str | Path) -> int:
+    """Copy the temporary file `tmp` of a killed run (open for SWMR reading: its writer never closed it) into
+    an ordinary trajectory file `dest`, cut to the `n_frames` of its last flush, `complete = false`. Returns
+    that frame count."""
+    tmp, dest = Path(tmp), Path(dest)
+    part = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    with h5py.File(tmp, "r", swmr=True) as src:
+        frames = int(src.attrs["n_frames"])
+        B = int(src.attrs["n_envs"])
+        n_contacts = int(src["contacts/offsets"][frames * B]) if "contacts" in src else 0
+        try:
+            with h5py.File(part, "w", libver=LIBVER, track_order=False) as dst:
+                for k, v in src.attrs.items():
+                    dst.attrs[k] = v
+                for name in src:
+                    src.copy(src[name], dst, name=name)
+                TrajectoryWriter._truncate(dst, frames, n_contacts)
+                dst.attrs["complete"] = False
+                dst.attrs["n_frames"] = np.int64(frames)
+        except BaseException:
+            _unlink(part)
+            raise
+    os.replace(part, dest)
+    return frames

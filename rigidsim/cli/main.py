@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from rigidsim.version import __version__
-from rigidsim.errors import InputError, RigidsimError
+from rigidsim.errors import InputError, OutputError, RigidsimError
 
 def _flags_shown_as_flags() -> None:
     """typer 0.29's help shows each option's value type, a flag's as `<bool>`, as though it took a value
@@ -71,7 +71,8 @@ def _fail(e: BaseException) -> None:
     if isinstance(e, RigidsimError):
         from rich.text import Text
 
-        kind = "error" if isinstance(e, InputError) else "simulation failed"
+        kind = ("error" if isinstance(e, InputError) else "write failed" if isinstance(e, OutputError)
+                else "simulation failed")
         err.print(Text.assemble((f"rigidsim: {kind}: ", "bold red"), str(e)), soft_wrap=True)
         raise typer.Exit(e.exit_code)
     raise e
@@ -166,6 +167,11 @@ def run(
         raise typer.Exit(130)
     except RigidsimError as e:
         _fail(e)
+    if res.notes:
+        from rich.text import Text
+
+        for note in res.notes:  # shown with --quiet too: they are about data of the user's
+            err.print(Text(f"rigidsim: note: {note}"), soft_wrap=True)
     if res.message:
         from rich.text import Text
 
