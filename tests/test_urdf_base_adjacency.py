@@ -81,3 +81,18 @@ def test_floor_plane_is_not_a_base(tmp_path):
     assert (0, 2) in pairs and (1, 2) not in pairs
     r = opts.resolve(m, {}, {"enable_mujoco_compatibility": True})
     assert (1, 2) in {tuple(x) for x in collision_pairs(m, r)[0].tolist()}
+
+
+def test_inspect_warns_of_pairs_penetrating_at_qpos0(tmp_path):
+    """`rigidsim inspect` names the pairs that already penetrate (MuJoCo finds the same 10 mm)."""
+    from tests.cli_util import rigidsim
+
+    p = tmp_path / "jammed.urdf"
+    p.write_text(ARM)
+    on = rigidsim("inspect", p, "--set", "enable_mujoco_compatibility=true")
+    assert on.returncode == 0, on.stderr
+    text = " ".join(on.stdout.split())
+    assert "already penetrate" in text and "geom 0 (body world) and geom 1 (body link1): 10 mm" in text
+    off = rigidsim("inspect", p)  # Genesis's defaults: the pair is filtered, nothing penetrates
+    assert off.returncode == 0, off.stderr
+    assert "already penetrate" not in off.stdout
