@@ -579,6 +579,8 @@ class _Translator:
             raise self.err("the URDF has more than one <mujoco> element", ext[1])
         if ext:
             self.mujoco_ext(ext[0])
+        if getattr(self, "fuse_override", None) is not None:
+            self.fusestatic = self.fuse_override
         self.collect_materials()
         for e in top:
             if e.tag == "link":
@@ -801,13 +803,19 @@ def _copy(el):
 
 # ----------------------------------------------------------------------------- public API
 
-def urdf_to_mjcf(root, filename: str, basedir: Path):
+def urdf_to_mjcf(root, filename: str, basedir: Path, fusestatic: Optional[bool] = None):
     """Translate a parsed URDF <robot> element into an MJCF <mujoco> element (lxml).
+
+    `fusestatic`: None, the URDF's own setting (on unless its <mujoco><compiler> says otherwise); False for
+    a robot attached into an MJCF (<attach>), whose links stay bodies as in MuJoCo (the parent's compiler
+    decides, and fuses nothing by default).
 
     Mesh files are written with absolute paths; every emitted element carries the
     source line of the URDF element it came from, so errors found later point there.
     """
-    return _Translator(root, str(filename), Path(basedir)).run()
+    t = _Translator(root, str(filename), Path(basedir))
+    t.fuse_override = fusestatic
+    return t.run()
 
 
 def load_urdf(path) -> Model:
