@@ -111,3 +111,23 @@ def test_compare_passes(tmp_path, kind):
     p = rigidsim("compare", path, "--steps", "60")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "1 model" in p.stdout and "FAIL" not in p.stdout
+
+
+def test_tiny_mesh_volume_hint_is_urdf_advice(tmp_path):
+    """A mesh of too small a volume: MuJoCo refuses it (an <inertial> does not help); the hint is one a URDF
+    user can act on, not MJCF's inertia='shell' on a mesh asset URDF cannot spell."""
+    (tmp_path / "tiny.obj").write_text("v 0 0 0\nv 1e-5 0 0\nv 0 1e-5 0\nv 0 0 1e-5\n"
+                                       "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    p = tmp_path / "tiny.urdf"
+    p.write_text('<robot name="t"><link name="base"/>\n<link name="l">'
+                 '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
+                 '</inertial>\n<collision><geometry><mesh filename="tiny.obj"/></geometry></collision></link>\n'
+                 '<joint name="j" type="revolute"><parent link="base"/><child link="l"/></joint></robot>\n')
+    with pytest.raises(Exception, match="volume is too small"):
+        mujoco.MjModel.from_xml_path(str(p))
+    r = rigidsim("inspect", p)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    text = " ".join(r.stderr.split())
+    assert "tiny.urdf:3" in text and "mesh volume is too small" in text
+    assert "try inertia='shell'" not in text
+    assert "<mesh scale>" in text and "primitive" in text
