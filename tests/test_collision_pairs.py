@@ -111,9 +111,13 @@ def test_bodies_welded_to_the_world(tmp_path):
         </body>
       </body>
     </worldbody></mujoco>"""
-    ours, mj, _, _ = _both(tmp_path, xml)
+    ours, mj, _, _ = _both(tmp_path, xml, enable_mujoco_compatibility=True)
     assert ours == mj
     assert not ({P("floor", "w"), P("floor", "s"), P("s", "s2"), P("w", "s2")} & ours)
+    # without compatibility (Genesis's filter) the moving body's fixed base - its static ancestors and the
+    # world's geoms other than the floor - is its parent link: not collided
+    genesis, _, _, _ = _both(tmp_path, xml)
+    assert genesis == mj - {P("m", "s"), P("m", "s2"), P("m", "w")} and P("floor", "m") in genesis
     assert {P("m", "floor"), P("m", "w"), P("m", "s"), P("m", "s2")} <= ours  # the world is no parent to filter
 
 

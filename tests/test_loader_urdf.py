@@ -74,7 +74,7 @@ _SAME = [
     "jnt_type", "jnt_qposadr", "jnt_dofadr", "jnt_bodyid", "jnt_limited", "jnt_actfrclimited", "jnt_pos",
     "jnt_axis", "jnt_range", "jnt_actfrcrange", "dof_bodyid", "dof_jntid", "dof_parentid", "dof_damping",
     "dof_frictionloss", "dof_armature", "geom_type", "geom_contype", "geom_conaffinity", "geom_group",
-    "geom_bodyid", "geom_size", "geom_pos", "geom_friction", "eq_type", "eq_obj1id", "eq_obj2id", "eq_active0",
+    "geom_bodyid", "geom_size", "geom_pos", "geom_friction", "geom_rgba", "eq_type", "eq_obj1id", "eq_obj2id", "eq_active0",
     "eq_data", "eq_solref", "eq_solimp", "mesh_vertnum", "mesh_scale",
 ]
 
@@ -360,7 +360,6 @@ def test_undefined_link(tmp_path):
      '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>'
      '<joint name="k" type="floating"><parent link="b"/><child link="c"/></joint>', ["floating", "'k'", "world"]),
     (f'<link name="a">{I1}</link><xacro:macro name="m"/>', ["xacro"]),
-    (f'<link name="a">{I1}<contact><lateral_friction value="1"/></contact></link>', ["<contact>", 'link name="a"']),
     (f'<mujoco><compiler balanceinertia="true"/></mujoco><link name="a">{I1}</link>', ["balanceinertia"]),
     (f'<link name="world">{I1}</link>', ["'world'", "<inertial>"]),
     (f'<link name="a">{I1}</link><link name="b"><inertial><mass value="1"/></inertial></link>', ["<inertia>"]),

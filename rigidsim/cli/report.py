@@ -70,7 +70,41 @@ def inspect_tables(scene: str, options_file: Optional[str], sets: Sequence[str])
         src = ("--set" if k in dict(opts.parse_set(sets)) else "options file" if k in file_opts
                else "scene <option>" if k in scene_set else "default")
         o.add_row(k, opts._fmt(r[k]), src)
-    return [t, o]
+    out = [t, o]
+    if len(table) and not missing:
+        warn = penetrating_warning(m, r)
+        if warn:
+            out.append(warn)
+    return out
+
+
+def _geom_label(m, g: int) -> str:
+    name = m.names["geom"][g] or f"geom {g}"
+    return f"{name} (body {m.names['body'][int(m.geom_bodyid[g])] or int(m.geom_bodyid[g])})"
+
+
+def penetrating_warning(m, r) -> str:
+    """A warning naming the candidate geom pairs that already penetrate at qpos0, or '' when none do."""
+    import numpy as np
+
+    from rigidsim.engine.simulator import Simulator
+
+    sim = Simulator(opts.apply(m, r), 1, kinematics_only=True, pair_options=r)
+    sim.reset()
+    sim.collide()
+    c = sim.contacts()
+    deep = {}
+    for (a, b), dist in zip(c["geom"].tolist(), c["dist"].tolist()):
+        if dist < 0:
+            key = (min(a, b), max(a, b))
+            deep[key] = min(deep.get(key, 0.0), dist)
+    if not deep:
+        return ""
+    rows = [f"  {_geom_label(m, a)} and {_geom_label(m, b)}: {-d * 1000:.3g} mm" for (a, b), d in sorted(deep.items())]
+    return ("warning: these geom pairs already penetrate in the initial state (qpos0), so the first steps push "
+            "them apart with large contact forces:\n" + "\n".join(rows) + "\n" + "fix the geometry or the initial "
+            "pose, or keep them from colliding (contype/conaffinity, <exclude>; for a child of a fixed base, "
+            "enable_adjacent_collision: false without enable_mujoco_compatibility)")
 
 
 TABLE_MIN_WIDTH = 140  # below this many columns `rigidsim options` lists the options instead of a table

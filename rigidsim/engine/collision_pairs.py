@@ -11,6 +11,12 @@ order MuJoCo applies them) and the RigidOptions that add filters of their own:
     and not both welded to the world), and not a weld body and its parent's
     weld body (filterparent) unless ``enable_adjacent_collision`` (MuJoCo's
     ``<flag filterparent="disable"/>`` sets it) lifts that;
+  - without ``enable_mujoco_compatibility`` (Genesis's filter, which counts an entity's fixed base as a
+    link), and unless ``enable_adjacent_collision``: not a weld body jointed to the world (by joints other
+    than a free joint) and its fixed base, which MuJoCo's filterparent leaves colliding because the base
+    is welded to the world. The base is the chain of static bodies from the weld body's parent up to the
+    world, and the world body's own geoms (where a URDF's root link lands, fused) except planes and
+    height fields, which are terrain, never a base;
   - ``<exclude body1 body2>``;
   - contype/conaffinity: ``(contype1 & conaffinity2) | (contype2 & conaffinity1)``;
   - a collision function exists for the two geom types (none for
@@ -88,8 +94,34 @@ def _touching_at_qpos0(model: M.Model, g1: np.ndarray, g2: np.ndarray) -> np.nda
     return out
 
 
+def _base_adjacent(model: M.Model, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Whether geom pair (i[k], j[k]) is a weld body jointed to the world and a geom of its fixed base."""
+    out = np.zeros(len(i), dtype=bool)
+    body = np.asarray(model.geom_bodyid)
+    weld = np.asarray(model.body_weldid)
+    parent = np.asarray(model.body_parentid)
+    terrain = np.isin(np.asarray(model.geom_type), (M.GEOM_PLANE, M.GEOM_HFIELD))
+    for w in range(1, model.nbody):
+        if weld[w] != w or weld[parent[w]] != 0:
+            continue
+        adr, n = int(model.body_jntadr[w]), int(model.body_jntnum[w])
+        if n and np.any(np.asarray(model.jnt_type)[adr:adr + n] == M.JNT_FREE):
+            continue  # a free body is no link of the world's
+        chain, b = set(), int(parent[w])
+        while True:
+            chain.add(b)
+            if b == 0:
+                break
+            b = int(parent[b])
+        base = np.isin(body, list(chain)) & ~((body == 0) & terrain)
+        mine = weld[body] == w
+        out |= (mine[i] & base[j]) | (mine[j] & base[i])
+    return out
+
+
 # the options the table reads, at RigidOptions' defaults (for callers without resolved options)
 PAIR_OPTIONS = {"enable_collision": True, "disable_constraint": False, "enable_adjacent_collision": False,
+                "enable_mujoco_compatibility": False,
                 "enable_self_collision": True, "enable_neutral_collision": False}
 
 
@@ -111,6 +143,8 @@ def collision_pairs(model: M.Model, r: Mapping[str, Any]) -> Tuple[np.ndarray, n
     if not r["enable_adjacent_collision"]:  # filterparent: a weld body and its parent's weld body
         wparent = weld[np.asarray(model.body_parentid)[weld]]  # per body: the weld body of its weld body's parent
         ok &= ~((wi != 0) & (wj != 0) & ((wi == wparent[wj]) | (wj == wparent[wi])))
+        if not r["enable_mujoco_compatibility"]:
+            ok &= ~_base_adjacent(model, i, j)
     if model.nexclude:
         sig = (np.minimum(bi, bj).astype(np.int64) << 16) + np.maximum(bi, bj)
         ok &= ~np.isin(sig, np.asarray(model.exclude_signature, dtype=np.int64))

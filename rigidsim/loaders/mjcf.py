@@ -148,6 +148,10 @@ class Reader:
                 self.fail(el, f"<attach> nested deeper than {MAX_ATTACH_DEPTH} models (a cycle?)")
             path = entry[0]
             root = parse_xml(path)
+            if root.tag == "robot":  # a URDF robot: MuJoCo attaches its links unfused (the parent's compiler)
+                from rigidsim.loaders.urdf import urdf_to_mjcf
+
+                root = urdf_to_mjcf(root, str(path), path.resolve().parent, fusestatic=False)
             for e in root.iter():
                 if isinstance(e.tag, str) and e.get("_src") is None:
                     e.set("_src", str(path))

@@ -12,6 +12,11 @@ prefix + name (no suffix; once per ``<attach>`` element, on its first
 replicated copy), after the parent's, with the attached joints' and
 actuators' values and the defaults elsewhere.
 
+A ``<model>`` file may be a URDF robot: it is translated as `rigidsim.loaders.urdf`
+reads it, with its links kept as bodies (MuJoCo attaches them unfused), so
+``body`` names a link; its angles are radians, so the parent needs
+``<compiler angle="radian">`` (the compiler settings must agree, below).
+
 Refused (with file:line): attaching a whole world or a frame, attached models
 whose compiler settings differ from the parent's, attached meshes, height
 fields, and keyframes with act or mocap data.

@@ -53,13 +53,24 @@ Mesh files (our rule; MuJoCo itself only opens plain paths):
 - With ``strippath="true"`` the directories are dropped first and the bare
   file name is looked up in meshdir, as MuJoCo does.
 
+Colours, as MuJoCo's import gives them: every named ``<material>`` holding a
+``<color rgba>``, anywhere in the file (the first of a name wins), is a named
+colour. Each link keeps a current colour, unset at its start; its elements are
+read in document order, and a ``<visual>`` whose first ``<material>`` has a
+``<color>`` sets it to that, else one naming a coloured material sets it to
+that material's (an unknown or colourless name leaves it as it was). Every
+geom (collision, and visual when kept) takes the current colour when set,
+else MuJoCo's default grey (0.5 0.5 0.5 1). A ``<material>`` inside
+``<collision>`` is ignored, as are textures. No MuJoCo material is made.
+
 Ignored, as MuJoCo ignores them (no effect on the dynamics): ``<transmission>``,
-``<gazebo>``, ``<ros2_control>``, ``<material>`` (top level, in ``<visual>`` and
-in ``<collision>``, where real URDFs carry it too), ``<calibration>``,
-``<safety_controller>``, limit ``velocity``.
+``<gazebo>``, ``<ros2_control>``, ``<calibration>``, ``<safety_controller>``,
+limit ``velocity``, and Bullet's ``<contact>`` inside ``<link>`` (its friction,
+stiffness and damping have no MuJoCo counterpart in the import; set contact
+parameters in an MJCF that attaches the robot).
 
 Refused with file, line and name: unknown joint types, any other element MuJoCo
-would skip silently (xacro macros, PyBullet's ``<contact>``, ...), a link or
+would skip silently (xacro macros, ...), a link or
 joint defined twice, a joint whose parent or child link is undefined, a link
 with two parents, a cycle, a mimic of a joint that is missing or not one-dof, a
 zero axis, a link inertia MuJoCo refuses (not positive definite, A + B < C) or a
@@ -90,6 +101,7 @@ MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses below it are not fused
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 _IGNORED_TOP = ("transmission", "gazebo", "ros2_control", "material")
 _IGNORED_JOINT = ("calibration", "safety_controller")
+_IGNORED_LINK = ("contact",)  # Bullet's contact parameters: MuJoCo's import skips them
 _COMPILER_ATTRS = ("meshdir", "assetdir", "strippath", "fusestatic", "discardvisual",
                    "inertiafromgeom", "autolimits", "angle")
 
@@ -158,6 +170,7 @@ class _Geom:
     def __init__(self, el, kind: str, size, pose: _Pose, name: str, collision: bool, mesh: str = ""):
         self.el, self.kind, self.size, self.pose = el, kind, np.asarray(size, float), pose
         self.name, self.collision, self.mesh = name, collision, mesh
+        self.rgba: Optional[np.ndarray] = None  # None: MuJoCo's default geom colour
 
 
 class _Link:
@@ -196,6 +209,7 @@ class _Translator:
         self.discardvisual = True
         self.inertiafromgeom = "auto"
         self.option_els: List = []
+        self.materials: Dict[str, np.ndarray] = {}  # named <material> with a <color>, anywhere: name -> rgba
 
     # ---- errors and attribute readers
 
@@ -306,20 +320,51 @@ class _Translator:
             raise self.err(f"link '{name}' is defined twice (first at line {self.links[name].el.sourceline})", el)
         ln = _Link(el, name)
         self.links[name] = ln
-        for c in self.children(el, ("inertial", "visual", "collision")):
+        rgba = None  # the colour of the link's latest <visual> so far, in document order
+        for c in self.children(el, ("inertial", "visual", "collision"), _IGNORED_LINK):
             if c.tag == "inertial":
                 if self.one(el, "inertial") is not c:
                     raise self.err(f"link '{name}' has more than one <inertial>", c)
                 ln.inertial = self.inertial(c)
-            elif c.tag == "collision" or not self.discardvisual:
+                continue
+            if c.tag == "visual":
+                rgba = self.visual_rgba(c, rgba)
+            if c.tag == "collision" or not self.discardvisual:
                 g = self.geom(c, name)
                 if g is not None:
+                    g.rgba = rgba
                     ln.geoms.append(g)
             else:
                 self.children(c, ("origin", "geometry", "material"))
         if name == "world" and ln.inertial is not None:
             raise self.err("the link 'world' is the world body, which cannot move; its <inertial> would have "
                            "no effect, remove it", el)
+
+    # ---- colours
+
+    def color(self, el) -> np.ndarray:
+        """The rgba of a <color> element."""
+        return self.floats(el, "rgba", 4, required=True)
+
+    def collect_materials(self):
+        """Every named <material> with a <color>, at any depth, in document order; the first of a name wins."""
+        for m in self.root.iter("material"):
+            name = m.get("name")
+            col = _first(m, "color")
+            if name is not None and col is not None and name not in self.materials:
+                self.materials[name] = self.color(col)
+
+    def visual_rgba(self, el, rgba):
+        """The link's colour after the <visual> `el`: its material's <color>, else the colour of the named
+        material (when one has a colour), else unchanged."""
+        mat = _first(el, "material")
+        if mat is None:
+            return rgba
+        col = _first(mat, "color")
+        if col is not None:
+            return self.color(col)
+        name = self.text(mat, "name")
+        return self.materials.get(name, rgba)
 
     def inertial(self, el):
         self.children(el, ("origin", "mass", "inertia"))
@@ -534,6 +579,9 @@ class _Translator:
             raise self.err("the URDF has more than one <mujoco> element", ext[1])
         if ext:
             self.mujoco_ext(ext[0])
+        if getattr(self, "fuse_override", None) is not None:
+            self.fusestatic = self.fuse_override
+        self.collect_materials()
         for e in top:
             if e.tag == "link":
                 self.link(e)
@@ -689,6 +737,8 @@ class _Translator:
         else:
             n = {"sphere": 1, "box": 3}.get(g.kind, 2)
             e.set("size", _fmt(g.size[:n]))
+        if g.rgba is not None:
+            e.set("rgba", _fmt(g.rgba))
         if g.collision:
             e.set("contype", "1")
             e.set("conaffinity", "1")
@@ -737,6 +787,11 @@ def _offset(d) -> np.ndarray:
     return np.dot(d, d) * np.eye(3) - np.outer(d, d)
 
 
+def _first(el, tag: str):
+    """The first child element `tag` of `el`, or None (MuJoCo's importer reads only the first)."""
+    return next((c for c in el if isinstance(c.tag, str) and c.tag == tag), None)
+
+
 def _copy(el):
     c = etree.Element(el.tag, dict(el.attrib))
     c.sourceline = el.sourceline
@@ -748,13 +803,19 @@ def _copy(el):
 
 # ----------------------------------------------------------------------------- public API
 
-def urdf_to_mjcf(root, filename: str, basedir: Path):
+def urdf_to_mjcf(root, filename: str, basedir: Path, fusestatic: Optional[bool] = None):
     """Translate a parsed URDF <robot> element into an MJCF <mujoco> element (lxml).
+
+    `fusestatic`: None, the URDF's own setting (on unless its <mujoco><compiler> says otherwise); False for
+    a robot attached into an MJCF (<attach>), whose links stay bodies as in MuJoCo (the parent's compiler
+    decides, and fuses nothing by default).
 
     Mesh files are written with absolute paths; every emitted element carries the
     source line of the URDF element it came from, so errors found later point there.
     """
-    return _Translator(root, str(filename), Path(basedir)).run()
+    t = _Translator(root, str(filename), Path(basedir))
+    t.fuse_override = fusestatic
+    return t.run()
 
 
 def load_urdf(path) -> Model:
@@ -765,4 +826,21 @@ def load_urdf(path) -> Model:
     mjcf = urdf_to_mjcf(root, str(path), basedir)
     from rigidsim.loaders.mjcf import load_mjcf_root
 
-    return load_mjcf_root(mjcf, str(path), basedir)
+    try:
+        return load_mjcf_root(mjcf, str(path), basedir)
+    except InputError as e:
+        text = str(e)
+        if _SHELL_HINT not in text:
+            raise
+        # MJCF's remedy (<mesh inertia="shell">) has no URDF spelling: say what a URDF user can change
+        msg = text[len(e.where) + 2:] if e.where and text.startswith(e.where + ": ") else text
+        raise InputError(msg.replace(_SHELL_HINT, _URDF_VOLUME_HINT), where=e.where) from None
+
+
+_SHELL_HINT = "try inertia='shell'"
+_URDF_VOLUME_HINT = (
+    "MuJoCo refuses it too, with or without an <inertial> on the link. A mesh this small is usually in the "
+    "wrong units or scaled twice: check the <mesh scale> and the file's units (a file in metres needs no "
+    "scale=\"0.001 0.001 0.001\"); or replace the <geometry> with a primitive (<box>, <cylinder>, <sphere>) "
+    "of the same size. To keep the mesh as a thin shell, convert the robot to MJCF and give the mesh asset "
+    "inertia=\"shell\"")
