@@ -3,8 +3,7 @@
 The ```bash blocks' commands and the ```python blocks run in document order, in one fresh temporary folder,
 with `rigidsim` and `python` on PATH (this interpreter, this checkout first on PYTHONPATH), and each must
 exit 0. Not run: the set-up and test-suite commands (SETUP, listed exactly: they install packages or run the
-whole suite). A command naming a scene of SCENES_ELSEWHERE (a bundled scene another branch adds) is skipped
-while that scene is not bundled here, and runs once it is.
+whole suite).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ SETUP = {
     "python3 -m venv .venv && . .venv/bin/activate && pip install '.[plot,viz,mujoco]'",
     "pip install '.[test]' && python -m pytest -q -n 2 --dist loadfile",
 }
-SCENES_ELSEWHERE = ("arm_on_floor",)  # the URDF import's bundled scene (branch urdf)
 
 
 def _blocks():
@@ -48,7 +46,7 @@ BLOCKS = _blocks()
 
 def test_readme_is_short_and_keeps_the_setup_commands():
     text = README.read_text()
-    assert len(text.splitlines()) <= 370
+    assert len(text.splitlines()) <= 360
     for cmd in SETUP:
         assert cmd in text, f"the README no longer holds the set-up command {cmd!r}: update SETUP"
 
@@ -71,12 +69,7 @@ def workdir(tmp_path_factory):
 
 @pytest.mark.parametrize("lang,code", BLOCKS)
 def test_readme_command(lang, code, workdir):
-    from rigidsim.bundled import find_scene
-
     d, env = workdir
-    for name in SCENES_ELSEWHERE:
-        if re.search(rf"\b{name}\b", code) and find_scene(name) is None:
-            pytest.skip(f"scene {name} is not bundled on this branch yet")
     cmd = [sys.executable, "-c", code] if lang == "python" else ["bash", "-c", code]
     r = subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{code}\nexit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
