@@ -184,7 +184,7 @@ def test_urdf_material_inside_collision_is_ignored(tmp_path):
         return
     import mujoco
 
-    from rigidsim.loaders.urdf import load_urdf
+    from rigidsim.loaders.urdf_compile import load_urdf
     from tests.mjref import model_from_mujoco
     from tests.test_loader_urdf import _assert_translation_faithful, _model_fields_agree
 

@@ -21,7 +21,8 @@ import pytest
 from lxml import etree
 
 from rigidsim.errors import InputError
-from rigidsim.loaders.urdf import PACKAGE_PATH_ENV, load_urdf, urdf_to_mjcf
+from rigidsim.loaders.urdf import PACKAGE_PATH_ENV, urdf_to_mjcf
+from rigidsim.loaders.urdf_compile import load_urdf
 from rigidsim.loaders.xmlsafe import parse_xml
 from tests.mjref import model_from_mujoco, mujoco
 

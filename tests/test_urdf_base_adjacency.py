@@ -11,7 +11,7 @@ import numpy as np
 
 from rigidsim import options as opts
 from rigidsim.engine.collision_pairs import collision_pairs
-from rigidsim.loaders.urdf import load_urdf
+from rigidsim.loaders.urdf_compile import load_urdf
 from tests.mjref import mujoco
 
 ARM = """<?xml version="1.0"?>

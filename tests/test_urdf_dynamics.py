@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rigidsim import model as M
-from rigidsim.loaders.urdf import load_urdf
+from rigidsim.loaders.urdf_compile import load_urdf
 
 mujoco = pytest.importorskip("mujoco")
 

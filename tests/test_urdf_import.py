@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rigidsim.loaders.urdf import load_urdf
+from rigidsim.loaders.urdf_compile import load_urdf
 from tests.cli_util import rigidsim
 from tests.mjref import mujoco
 

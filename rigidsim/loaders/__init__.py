@@ -50,7 +50,7 @@ def _load(scene, path: Path) -> Model:
 
         model = load_mjcf_root(root, str(path), path.resolve().parent)
     elif tag == "robot":
-        from rigidsim.loaders.urdf import load_urdf
+        from rigidsim.loaders.urdf_compile import load_urdf
 
         model = load_urdf(path)
     else:

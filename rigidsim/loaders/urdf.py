@@ -3,8 +3,9 @@
 `urdf_to_mjcf` translates the document the way MuJoCo's own URDF import
 (``mujoco.MjModel.from_xml_path`` on a ``.urdf``, MuJoCo 4.0.0) reads it, so
 that our compile of the result and MuJoCo's compile of the URDF agree; the
-tests check it against MuJoCo. `load_urdf` hands the tree to
-`rigidsim.loaders.mjcf.load_mjcf_root`.
+tests check it against MuJoCo. `rigidsim.loaders.urdf_compile.load_urdf`
+hands the tree to the MJCF compiler (this module imports no MJCF code, so
+the MJCF reader can translate a URDF it is asked to ``<attach>``).
 
 How URDF maps onto MuJoCo (what MuJoCo's importer does, and so do we):
 
@@ -91,7 +92,6 @@ import numpy as np
 from lxml import etree
 
 from rigidsim.errors import InputError
-from rigidsim.model import Model
 from rigidsim.loaders.xmlsafe import parse_xml
 
 PACKAGE_PATH_ENV = "RIGIDSIM_PACKAGE_PATH"
@@ -816,31 +816,3 @@ def urdf_to_mjcf(root, filename: str, basedir: Path, fusestatic: Optional[bool] 
     t = _Translator(root, str(filename), Path(basedir))
     t.fuse_override = fusestatic
     return t.run()
-
-
-def load_urdf(path) -> Model:
-    """Load a URDF file into a compiled `Model` (through the MJCF compiler)."""
-    p = Path(path)
-    root = parse_xml(p)
-    basedir = p.resolve().parent
-    mjcf = urdf_to_mjcf(root, str(path), basedir)
-    from rigidsim.loaders.mjcf import load_mjcf_root
-
-    try:
-        return load_mjcf_root(mjcf, str(path), basedir)
-    except InputError as e:
-        text = str(e)
-        if _SHELL_HINT not in text:
-            raise
-        # MJCF's remedy (<mesh inertia="shell">) has no URDF spelling: say what a URDF user can change
-        msg = text[len(e.where) + 2:] if e.where and text.startswith(e.where + ": ") else text
-        raise InputError(msg.replace(_SHELL_HINT, _URDF_VOLUME_HINT), where=e.where) from None
-
-
-_SHELL_HINT = "try inertia='shell'"
-_URDF_VOLUME_HINT = (
-    "MuJoCo refuses it too, with or without an <inertial> on the link. A mesh this small is usually in the "
-    "wrong units or scaled twice: check the <mesh scale> and the file's units (a file in metres needs no "
-    "scale=\"0.001 0.001 0.001\"); or replace the <geometry> with a primitive (<box>, <cylinder>, <sphere>) "
-    "of the same size. To keep the mesh as a thin shell, convert the robot to MJCF and give the mesh asset "
-    "inertia=\"shell\"")

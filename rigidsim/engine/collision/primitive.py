@@ -267,6 +267,21 @@ def _clip01(x):
 
 
 @ti.func
+def _onto_segment2(s, t, t_b0, t_b1):
+    """(s, t) with s limited to segment 2: where s falls off an end, s is that end (0 or 1) and t becomes
+    segment 1's point nearest it (t_b0 or t_b1, clipped), as mjc_segWeights does."""
+    s_out = s
+    t_out = t
+    if s < 0:
+        s_out = 0.0
+        t_out = _clip01(t_b0)
+    elif s > 1:
+        s_out = 1.0
+        t_out = _clip01(t_b1)
+    return s_out, t_out
+
+
+@ti.func
 def _seg_weights(a0, a1, b0, b1):
     """mjc_segWeights of mujoco 4.0.0: the weights (t, s) in [0, 1] of the nearest points a0 + t (a1 - a0) and
     b0 + s (b1 - b0) of two segments, as (n, t0, s0, t1, s1) with n pairs (1 or 2).
@@ -306,30 +321,11 @@ def _seg_weights(a0, a1, b0, b1):
                 m = ti.Vector([d2[1] * r[2] - d2[2] * r[1], d2[2] * r[0] - d2[0] * r[2],
                                d2[0] * r[1] - d2[1] * r[0]])  # d2 x r
                 t0 = _clip01(((nrm[0] * m[0] + nrm[1] * m[1]) + nrm[2] * m[2]) / nn)
-                s0 = (t0 * bb + f) / e
-                if s0 < 0:
-                    s0 = 0.0
-                    t0 = _clip01(t_b0)
-                elif s0 > 1:
-                    s0 = 1.0
-                    t0 = _clip01(t_b1)
+                s0, t0 = _onto_segment2((t0 * bb + f) / e, t0, t_b0, t_b1)
             else:  # parallel: each end of segment 1 with its projection on segment 2
                 n = 2
-                s0 = f / e
-                if s0 < 0:
-                    s0 = 0.0
-                    t0 = _clip01(t_b0)
-                elif s0 > 1:
-                    s0 = 1.0
-                    t0 = _clip01(t_b1)
-                t1 = 1.0
-                s1 = (f + bb) / e
-                if s1 < 0:
-                    s1 = 0.0
-                    t1 = _clip01(t_b0)
-                elif s1 > 1:
-                    s1 = 1.0
-                    t1 = _clip01(t_b1)
+                s0, t0 = _onto_segment2(f / e, 0.0, t_b0, t_b1)
+                s1, t1 = _onto_segment2((f + bb) / e, 1.0, t_b0, t_b1)
     return n, t0, s0, t1, s1
 
 
