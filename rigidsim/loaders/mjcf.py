@@ -634,7 +634,8 @@ def _same_value(text: str, dflt: str) -> bool:
 
 
 def expand_includes(root, filename: str, basedir: Path, depth: int = 0) -> None:
-    """Replace each <include file> by the children of the included file's root element, in place."""
+    """Replace each <include file> by the children of the included file's root element, in place; then drop
+    the numeric attributes left blank (`mjcf_defaults.drop_blank_numbers`)."""
     for inc in list(root.iter("include")):
         where = D.where(inc, filename)
         if depth >= MAX_INCLUDE_DEPTH:
@@ -662,6 +663,9 @@ def expand_includes(root, filename: str, basedir: Path, depth: int = 0) -> None:
         parent.remove(inc)
         for k, child in enumerate([c for c in sub]):
             parent.insert(idx + k, child)
+
+    if depth == 0:
+        D.drop_blank_numbers(root, filename)
 
 
 def load_mjcf_root(root, filename: str, basedir: Path) -> Model:

@@ -69,6 +69,28 @@ def where(el, filename: str) -> str:
     return f"{src or filename}:{el.sourceline if el is not None else '?'}"
 
 
+# numeric attributes MuJoCo 4.0 refuses when blank: read as one integer ("problem reading attribute") or
+# required (<inertial pos>); every other blank number is read as absent
+BLANK_REFUSED = {("size", "nconmax"), ("size", "njmax"), ("size", "nstack"), ("mesh", "maxhullvert"),
+                 ("freejoint", "group"), ("inertial", "pos")}
+
+
+def drop_blank_numbers(root, filename: str) -> None:
+    """Remove the numeric attributes whose text is empty or white space, as MuJoCo 4.0 reads them as absent
+    (`pos=""`, `width=" "` keep the default); refuse those of `BLANK_REFUSED`, as it does. A blank keyword
+    (`limited=""`) stays, for the reader to refuse."""
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for a in [a for a, t in el.attrib.items() if not t.strip()]:
+            if (el.tag, a) in BLANK_REFUSED:
+                raise InputError(f"attribute '{a}' of <{el.tag}> is blank: give a number (MuJoCo refuses it "
+                                 "blank too)", where=where(el, filename))
+            kind = ATTR_TYPES.get(a)
+            if isinstance(kind, tuple) and kind[0] in ("f", "fx", "i"):
+                del el.attrib[a]
+
+
 def parse_value(el, attr: str, kind, filename: str, text: Optional[str] = None):
     """Parse one attribute's text into its value (floats as a list for vectors)."""
     text = el.get(attr) if text is None else text
