@@ -92,10 +92,10 @@ def ours_variants(sim, reps: int):
     integ = sim.integrator if sim.integrator == L.INT_APPROX_IMPLICITFAST else L.INT_EULER
 
     def smooth():
-        sim._k.forward_kernel(*sim._m, *sim._dargs(), sim._spread, integ, reps)
+        sim._k.forward_kernel(*sim._m, *sim._dargs(), integ, reps)
 
     def upto(mask):
-        return lambda: constraint_forward_kernel(*sim._m, *sim._dargs(), sim._spread, integ, mask, reps)
+        return lambda: constraint_forward_kernel(*sim._m, *sim._dargs(), integ, mask, reps)
 
     return {"smooth": smooth, "collision": upto(stage_mask(kinds, 0, 0)), "rows": upto(stage_mask(kinds, 0, rows)),
             "forward": upto(cfg)}

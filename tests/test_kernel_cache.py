@@ -36,9 +36,11 @@ def test_changed_model_enum_changes_the_cache_folder(tmp_path):
 
 def test_cache_folder_names_language_version_and_sources(monkeypatch, tmp_path):
     monkeypatch.setenv("RIGIDSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("RIGIDSIM_CPU_THREADS", "3")
     path = runtime.kernel_cache_path()
     assert path.parent == tmp_path
-    assert path.name == f"{lang.DIST}-{lang.VERSION}-{runtime.source_key()}"
+    assert path.name == f"{lang.DIST}-{lang.VERSION}-{runtime.source_key()}-t3"
+    assert runtime.kernel_cache_path("gpu").name == f"{lang.DIST}-{lang.VERSION}-{runtime.source_key()}"
 
 
 def test_prune_keeps_the_most_recent_folders(tmp_path):

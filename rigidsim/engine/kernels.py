@@ -8,10 +8,9 @@ the stage tests use; ``rollout_kernel`` advances many steps per launch,
 records frames into an in-kernel buffer and stops an env at its first
 non-finite value, so launch overhead is amortized over a chunk of steps.
 
-Taichi's CPU backend splits a range-for across threads only when it has at
-least about a thousand iterations; ``spread`` stretches the env loop to
-B * spread iterations of which every spread-th does an env's work, so small
-batches use every core too (each env is still done by exactly one thread).
+The env loop is one iteration per env, scheduled one env at a time over the
+runtime's threads (`lang.env_loop`): every thread works at any B >= T, and
+each env is still done by exactly one thread.
 
 Argument groups, in order: model arrays (``M``), data arrays (``D``), then
 the kernel's own inputs and outputs.
@@ -19,11 +18,14 @@ the kernel's own inputs and outputs.
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import kernel
+from rigidsim.engine.lang import env_loop, kernel
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
-from rigidsim.engine.layout import INT_RK4, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT
+from rigidsim.engine.layout import (
+    INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_S0,
+    LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+)
 from rigidsim.engine.smooth import kinematics
 
 from rigidsim.engine.groups import ND, _data, _model
@@ -46,23 +48,21 @@ def kinematics_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32,
 ):
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            kinematics(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, True)
+    env_loop()
+    for b in range(time.shape[0]):
+        kinematics(
+            # >>> generated: groups
+            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
+                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  solver_Hcone, solver_n),
+            # <<< generated
+            b, True)
 
 
 @kernel
@@ -82,25 +82,23 @@ def forward_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, integrator: ti.template(), reps: ti.i32,
+    integrator: ti.template(), reps: ti.i32,
 ):
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            for _ in range(reps):  # more than once only to time it (benchmarks/bench_stages.py)
-                forward(
-                    # >>> generated: groups
-                    _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                           act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                           bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
-                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
-                           opt_i),
-                    _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                          site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
-                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
-                          solver_efc_i, solver_H, solver_Hcone, solver_n),
-                    # <<< generated
-                    b, integrator, no_constraint, 0)
+    env_loop()
+    for b in range(time.shape[0]):
+        for _ in range(reps):  # more than once only to time it (benchmarks/bench_stages.py)
+            forward(
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
+                # <<< generated
+                b, integrator, no_constraint, 0)
 
 
 @ti.func
@@ -161,12 +159,19 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, ext
 
 @ti.func
 def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
-                 status: ti.template(), s0, nsteps, every, frame0, final, use_ctrl, record,
-                 integrator: ti.template(), constraint: ti.template(), kinds: ti.template(), extra: ti.template(),
-                 contacts):
+                 status: ti.template(), launch: ti.template(), integrator: ti.template(), constraint: ti.template(),
+                 kinds: ti.template(), extra: ti.template()):
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
+    s0 = launch[LAUNCH_S0]
+    nsteps = launch[LAUNCH_NSTEPS]
+    every = launch[LAUNCH_EVERY]
+    frame0 = launch[LAUNCH_FRAME0]
+    final = launch[LAUNCH_FINAL]
+    use_ctrl = launch[LAUNCH_USE_CTRL]
+    record = launch[LAUNCH_RECORD]
+    contacts = launch[LAUNCH_CONTACTS]
     alive = 1 if status[b, 0] == 0 else 0
     nrow = ctrl_seq.shape[0]
     bc = b if ctrl_seq.shape[1] > 1 else 0
@@ -175,7 +180,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
         gs = s0 + s
         if alive:
             if use_ctrl != 0 and s < nsteps:
-                row = s if nrow > 1 else 0
+                row = gs if nrow > 1 else 0  # the sequence from the call's first step
                 for i in range(nu):
                     d.ctrl[b, i] = ctrl_seq[row, bc, i]
             # x - x is 0 for finite x and NaN otherwise: one branch per step unless something is bad
@@ -242,24 +247,21 @@ def rollout_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
-    use_ctrl: ti.i32, record: ti.i32, integrator: ti.template(),
+    ctrl_seq: ND, launch: ND, integrator: ti.template(),
     # Out:
     frames: ND, status: ND,
 ):
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            _rollout_env(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator,
-                no_constraint, 0, no_extra, 0)
+    env_loop()
+    for b in range(time.shape[0]):
+        _rollout_env(
+            # >>> generated: groups
+            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
+                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  solver_Hcone, solver_n),
+            # <<< generated
+            b, ctrl_seq, frames, status, launch, integrator, no_constraint, 0, no_extra)

@@ -315,9 +315,24 @@ _cached_host_array_launches()
 
 DIST = "quadrants"
 VERSION = ".".join(str(v) for v in ti.__version__)
-__all__ = ["ti", "impl", "kernel", "DIST", "VERSION", "watch_compiles"]
+__all__ = ["ti", "impl", "kernel", "DIST", "VERSION", "watch_compiles", "env_loop"]
+
+# threads of the CPU env loop, set by `runtime.init` before any kernel compiles; 0: not the CPU backend
+ENV_LOOP_THREADS = 0
 
 
 def kernel(fn):
     """``ti.kernel`` with fastcache: every kernel here takes all its data as arguments."""
     return ti.kernel(fastcache=True)(fn)
+
+
+def env_loop() -> None:
+    """Called in a kernel just before its env loop (``for b in range(B)``), at compile time: on the CPU, the
+    loop runs on ENV_LOOP_THREADS threads that take one env at a time from a shared counter (dynamic
+    scheduling: an env that costs more, one in a pile while another falls, holds up one thread, not a
+    block of envs), whatever B is. It relies on the CPU backend's loop pass being off
+    (``make_cpu_multithreading_loop=False`` in `runtime.init`), which otherwise cuts the loop into at most
+    ceil(n / 512) contiguous blocks: 4 threads for 2048 iterations, whatever the machine. On a GPU the
+    backend's own launch shape is kept."""
+    if ENV_LOOP_THREADS:
+        ti.loop_config(block_dim=1, parallelize=ENV_LOOP_THREADS)

@@ -303,6 +303,12 @@ MINVAL = 1e-15  # mjMINVAL
 # with constraints adds [ncon, nefc, solver_niter, solver_converged, qfrc_constraint] and, when contacts are
 # recorded, ncon_rec rows of NCREC floats (`CREC_*`: the two geoms, position, normal from geom 1 to geom 2,
 # dist, the force geom 1 exerts on geom 2 in world coordinates; rows past ncon are zero)
+# a rollout launch's own numbers, in one int32 array the simulator keeps and rewrites before each launch (its
+# identity never changes, so the launch reuses its cached argument context: `lang._cached_host_array_launches`)
+LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
+LAUNCH_CONTACTS = 7
+NLAUNCH = 8
+
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
 CONSTRAINT_KEYS = ("ncon", "nefc", "solver_niter", "solver_converged", "qfrc_constraint")
 CREC_GEOM, CREC_POS, CREC_NORMAL, CREC_DIST, CREC_FORCE = 0, 2, 5, 8, 9

@@ -56,11 +56,30 @@ def source_key(engine: Path = _ENGINE) -> str:
     return h.hexdigest()[:20]
 
 
-def kernel_cache_path() -> Path:
-    """This engine's cache folder: the language, its version and `source_key`."""
+def cpu_threads() -> int:
+    """Threads of the CPU kernels: $RIGIDSIM_CPU_THREADS, else the cores this process may run on."""
+    env = os.environ.get("RIGIDSIM_CPU_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"RIGIDSIM_CPU_THREADS must be a whole number of threads, at least 1, not {env!r}")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def kernel_cache_path(backend: str = "cpu") -> Path:
+    """This engine's cache folder: the language, its version, `source_key` and, on the CPU, the thread count
+    (compiled into the env loop, `lang.env_loop`; fastcache does not key on it)."""
     from rigidsim.engine import lang
 
-    return cache_dir() / f"{lang.DIST}-{lang.VERSION}-{source_key()}"
+    threads = f"-t{cpu_threads()}" if backend == "cpu" else ""
+    return cache_dir() / f"{lang.DIST}-{lang.VERSION}-{source_key()}{threads}"
 
 
 def _prune(root: Path, keep: Path) -> None:
@@ -131,7 +150,10 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
 
     from rigidsim.engine.lang import ti
 
-    path = kernel_cache_path()
+    from rigidsim.engine import lang
+
+    threads = cpu_threads() if backend == "cpu" else 0
+    path = kernel_cache_path(backend)
     path.mkdir(parents=True, exist_ok=True)
     try:
         os.utime(path)  # most recently used, for _prune
@@ -140,8 +162,11 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     _prune(path.parent, path)
     arch = ti.cpu if backend == "cpu" else ti.cuda
     extra = {}
-    if backend == "cpu" and os.environ.get("RIGIDSIM_CPU_THREADS"):
-        extra["cpu_max_num_threads"] = int(os.environ["RIGIDSIM_CPU_THREADS"])
+    if backend == "cpu":
+        # a thread pool of `threads` (more than the cores when asked: the tests force 8 on 2 cores), and the
+        # env loops scheduled one env at a time (`lang.env_loop`) rather than by the multithreading pass
+        extra.update(cpu_max_num_threads=threads, make_cpu_multithreading_loop=False)
+    lang.ENV_LOOP_THREADS = threads
     with contextlib.redirect_stdout(io.StringIO()), _floating_point_environment_kept():
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive

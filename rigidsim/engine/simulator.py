@@ -36,7 +36,6 @@ _KIND = {1: "qpos", 2: "qvel", 3: "qacc"}
 FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
 STEP_CHUNK = 4096
 LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
-PARALLEL_MIN_ITERS = 2048  # Taichi's CPU range-for runs serially below about a thousand iterations  # steps per launch when nothing is recorded
 
 
 class Simulator:
@@ -56,8 +55,6 @@ class Simulator:
         self._k = kernels
         self.model = model
         self.n_envs = int(n_envs)
-        # iterations per env in the kernels' env loop, so Taichi splits even small batches across threads
-        self._spread = 1 if self.n_envs == 1 else -(-PARALLEL_MIN_ITERS // self.n_envs)
         self.precision = precision
         self.backend = backend
         self.integrator = D.integrator_of(model)
@@ -93,7 +90,10 @@ class Simulator:
         self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
-        self._ctrl_row = None  # see _launch
+        self._ctrl_row = None  # see _controls
+        self._launch_host = np.zeros(L.NLAUNCH, np.int32)  # see _launch
+        self._launch_i = self._launch_host if backend == "cpu" else self._dev(self._launch_host)
+        self._frames = None  # the rollout's frame buffer, kept from call to call (`_frame_buffer`)
         self.reset()
 
     def _set_layout(self, contacts: bool) -> None:
@@ -164,7 +164,7 @@ class Simulator:
     # ------------------------------------------------------------------ stages
     def kinematics(self) -> None:
         """mj_kinematics at the current state (the stage tests' entry point)."""
-        self._k.kinematics_kernel(*self._m, *self._dargs(), self._spread)
+        self._k.kinematics_kernel(*self._m, *self._dargs())
 
     def forward(self, reps: int = 1) -> None:
         """mj_forward at the current state, no integration (with `reps` > 1 the same pass that many times over in
@@ -174,10 +174,10 @@ class Simulator:
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_forward_kernel  # constraint scenes only
 
-            constraint_forward_kernel(*self._m, *self._dargs(), self._spread, variant, self._cfg, int(reps))
+            constraint_forward_kernel(*self._m, *self._dargs(), variant, self._cfg, int(reps))
             self._check_contacts()
         else:
-            self._k.forward_kernel(*self._m, *self._dargs(), self._spread, variant, int(reps))
+            self._k.forward_kernel(*self._m, *self._dargs(), variant, int(reps))
 
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
@@ -187,7 +187,7 @@ class Simulator:
     def _collide_launch(self) -> None:
         from rigidsim.engine.collision.kernel import collision_kernel  # only scenes with contacts load it
 
-        collision_kernel(*self._m, *self._dargs(), self._spread, self.nconmax, self._kinds)
+        collision_kernel(*self._m, *self._dargs(), self.nconmax, self._kinds)
 
     def _check_contacts(self, step: int = 0) -> None:
         """SimulationError when an env found more contacts than the buffer holds, or more broadphase pairs
@@ -263,28 +263,47 @@ class Simulator:
             return None
         return np.ascontiguousarray(c)
 
-    def _launch(self, ctrl, s0, n, every, frame0, final, record, frames):
-        if ctrl is None:
-            cs, use = self._noctrl, 0
-        else:
-            rows = ctrl if ctrl.shape[0] == 1 else ctrl[s0:s0 + n]
-            if rows.shape[0] == 1 and self.backend == "cpu":
-                # one control row (the step-at-a-time loop): copied into an array kept from call to call, so
-                # that the launch reuses its cached argument context (`lang._cached_host_array_launches`)
-                if self._ctrl_row is None or self._ctrl_row.shape != rows.shape:
-                    self._ctrl_row = np.empty(rows.shape, self.dtype)
-                self._ctrl_row[...] = rows
-                rows = self._ctrl_row
-            cs, use = (self._dev(rows), 1) if rows.shape[0] else (self._noctrl, 0)
+    def _controls(self, ctrl):
+        """(array, use) for the kernels' ctrl_seq from `_ctrl_rows`'s ctrl: the whole sequence of the call (the
+        kernel reads row s0 + s), the same array object for every launch of the call."""
+        if ctrl is None or ctrl.shape[0] == 0:
+            return self._noctrl, 0
+        if ctrl.shape[0] == 1 and self.backend == "cpu":
+            # one control row (the step-at-a-time loop): copied into an array kept from call to call, so
+            # that the launch reuses its cached argument context (`lang._cached_host_array_launches`)
+            if self._ctrl_row is None or self._ctrl_row.shape != ctrl.shape:
+                self._ctrl_row = np.empty(ctrl.shape, self.dtype)
+            self._ctrl_row[...] = ctrl
+            return self._ctrl_row, 1
+        return self._dev(ctrl), 1
+
+    def _launch(self, controls, s0, n, every, frame0, final, record, frames):
+        """One rollout launch: n steps from step s0 of the call. The launch's numbers go in `_launch_i`, an
+        array whose identity never changes, so that every launch of a rollout (and of the next) reuses its
+        cached argument context instead of redoing the work for each of its ~90 arguments."""
+        cs, use = controls
+        li = self._launch_host
+        li[L.LAUNCH_S0], li[L.LAUNCH_NSTEPS], li[L.LAUNCH_EVERY], li[L.LAUNCH_FRAME0] = s0, n, every, frame0
+        li[L.LAUNCH_FINAL], li[L.LAUNCH_USE_CTRL], li[L.LAUNCH_RECORD] = int(final), use, int(record)
+        li[L.LAUNCH_CONTACTS] = int(self._rec_contacts)
+        if self.backend != "cpu":
+            self._launch_i.from_numpy(li)
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
 
-            constraint_rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final),
-                                      use, int(record), self.integrator, self._cfg, int(self._rec_contacts),
+            constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, self._cfg,
                                       frames, self._status)
         else:
-            self._k.rollout_kernel(*self._m, *self._dargs(), self._spread, cs, s0, n, every, frame0, int(final), use,
-                                   int(record), self.integrator, frames, self._status)
+            self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, frames,
+                                   self._status)
+
+    def _frame_buffer(self, shape):
+        """The frame buffer of a rollout: the one of the last call when its shape fits (a launch then finds
+        its argument context cached, and no new memory is touched), else a new one."""
+        if self._frames is None or self._frames.shape != shape:
+            self._frames = None
+            self._frames = self._dev(np.zeros(shape, self.dtype))
+        return self._frames
 
     def _failure(self):
         st = self._host(self._status)
@@ -302,12 +321,12 @@ class Simulator:
 
     def prepare(self) -> None:
         """Compile (or load from the offline cache) the rollout kernel now, without stepping."""
-        self._launch(None, 0, 0, 1, 0, False, False, self._nodata)
+        self._launch((self._noctrl, 0), 0, 0, 1, 0, False, False, self._nodata)
 
     def step(self, nstep: int = 1, ctrl=None) -> None:
         """Advance every env `nstep` steps; ctrl None holds the current ctrl, else [nstep or 1, B or 1, nu]."""
         nstep = int(nstep)
-        c = self._ctrl_rows(ctrl, nstep)
+        c = self._controls(self._ctrl_rows(ctrl, nstep))
         s0 = 0
         while s0 < nstep:
             n = min(STEP_CHUNK, nstep - s0)
@@ -328,14 +347,14 @@ class Simulator:
         nstep, every = int(nstep), int(every)
         if nstep < 0 or every < 1:
             raise ValueError("nstep must be >= 0 and every >= 1")
-        c = self._ctrl_rows(ctrl, nstep)
+        c = self._controls(self._ctrl_rows(ctrl, nstep))
         self._set_layout(contacts)
         B = self.n_envs
         per_frame = B * self._fwidth * np.dtype(self.dtype).itemsize
         fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
         span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
         # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
-        buf = self._dev(np.zeros((fc + 2, B, self._fwidth), self.dtype))
+        buf = self._frame_buffer((fc + 2, B, self._fwidth))
         final_frame = -(-nstep // every)  # the kernel's index of the state after the last step
         s0 = 0
         n_next = 1  # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS
@@ -387,7 +406,9 @@ class Simulator:
         and env by env: 'count' [n, B], and over all rows 'geom' [K, 2], 'pos' [K, 3], 'normal' [K, 3],
         'dist' [K], 'force' [K, 3] (world frame, by geom 1 on geom 2)."""
         count = f["ncon"].astype(np.int64)
-        rec = f["contacts"]
+        # only the rows some env used: the rest of the capacity (max_contacts rows per env and frame) is never
+        # read, so its pages are never touched
+        rec = f["contacts"][:, :, :int(count.max(initial=0))]
         rows = rec[np.arange(rec.shape[2])[None, None, :] < count[:, :, None]]  # [K, NCREC] in (t, b, c) order
         return {"count": count, "geom": rows[:, L.CREC_GEOM:L.CREC_GEOM + 2].astype(np.int32),
                 "pos": rows[:, L.CREC_POS:L.CREC_POS + 3], "normal": rows[:, L.CREC_NORMAL:L.CREC_NORMAL + 3],

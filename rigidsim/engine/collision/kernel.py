@@ -4,7 +4,7 @@ never imports the colliders (their ti.funcs cost import time) nor compiles or lo
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import kernel
+from rigidsim.engine.lang import env_loop, kernel
 
 from rigidsim.engine.collision.driver import collision
 from rigidsim.engine.kernels import ND, _data, _model
@@ -34,22 +34,21 @@ def collision_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, cap: ti.i32, kinds: ti.template(),
+    cap: ti.i32, kinds: ti.template(),
 ):
     """mj_kinematics then mj_collision in every env: the contacts of the current state; `kinds` (a bit mask of
     collider ids) selects the colliders compiled in."""
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            _collide_env(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, cap, kinds)
+    env_loop()
+    for b in range(time.shape[0]):
+        _collide_env(
+            # >>> generated: groups
+            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
+                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  solver_Hcone, solver_n),
+            # <<< generated
+            b, cap, kinds)

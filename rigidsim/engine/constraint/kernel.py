@@ -4,7 +4,7 @@ that scenes without constraints never import the collision and constraint code."
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import kernel
+from rigidsim.engine.lang import env_loop, kernel
 
 from rigidsim.engine.constraint.record import record_constraint
 from rigidsim.engine.constraint.stage import constraint_stage
@@ -29,27 +29,25 @@ def constraint_forward_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, integrator: ti.template(), kinds: ti.template(), reps: ti.i32,
+    integrator: ti.template(), kinds: ti.template(), reps: ti.i32,
 ):
     """mj_forward in every env: the smooth pass, contacts, constraint rows, the solve (reps times over: more
     than once only to time it, benchmarks/bench_stages.py)."""
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            for _ in range(reps):
-                forward(
-                    # >>> generated: groups
-                    _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                           act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                           bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
-                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
-                           opt_i),
-                    _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                          site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
-                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
-                          solver_efc_i, solver_H, solver_Hcone, solver_n),
-                    # <<< generated
-                    b, integrator, constraint_stage, kinds)
+    env_loop()
+    for b in range(time.shape[0]):
+        for _ in range(reps):
+            forward(
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
+                # <<< generated
+                b, integrator, constraint_stage, kinds)
 
 
 @kernel
@@ -69,26 +67,23 @@ def constraint_rollout_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    spread: ti.i32, ctrl_seq: ND, s0: ti.i32, nsteps: ti.i32, every: ti.i32, frame0: ti.i32, final: ti.i32,
-    use_ctrl: ti.i32, record: ti.i32, integrator: ti.template(), kinds: ti.template(), contacts: ti.i32,
+    ctrl_seq: ND, launch: ND, integrator: ti.template(), kinds: ti.template(),
     # Out:
     frames: ND, status: ND,
 ):
     """`kernels.rollout_kernel` with the constraint stage in every forward pass; each frame also records the
-    constraint fields (`layout.frame_layout`), with the contacts when `contacts` is 1."""
-    for i in range(time.shape[0] * spread):
-        if i % spread == 0:
-            b = i // spread
-            _rollout_env(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, ctrl_seq, frames, status, s0, nsteps, every, frame0, final, use_ctrl, record, integrator,
-                constraint_stage, kinds, record_constraint, contacts)
+    constraint fields (`layout.frame_layout`), with the contacts when launch[LAUNCH_CONTACTS] is 1."""
+    env_loop()
+    for b in range(time.shape[0]):
+        _rollout_env(
+            # >>> generated: groups
+            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
+                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  solver_Hcone, solver_n),
+            # <<< generated
+            b, ctrl_seq, frames, status, launch, integrator, constraint_stage, kinds, record_constraint)
