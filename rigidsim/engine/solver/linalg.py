@@ -272,15 +272,16 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 
 
 @ti.func
-def flat_dot(a: ti.template(), x, y, n):
+def flat_dot(a: ti.template(), x, y, n, k0):
     """a[x:x + n] times a[y:y + n] in mju_dot's order: four partial sums by k % 4 below n - n % 4, then the
     remainder left to right. x and y are flat offsets the caller computed once (`chol_factor`), so that
-    nothing but the entries is loaded here."""
+    nothing but the entries is loaded here. k0 (a multiple of 4) skips a[x:x + k0] known to be exact zeros:
+    the sums are the same to the bit (each partial sum stays +0 until its first nonzero product)."""
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
     r3 = 0.0
-    k = 0
+    k = k0
     while k + 4 <= n:
         r0 = r0 + a[x + k] * a[y + k]
         r1 = r1 + a[x + k + 1] * a[y + k + 1]
@@ -399,8 +400,8 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
 
 
 @ti.func
-def flat_dot2(a: ti.template(), x0, x1, y, n):
-    """flat_dot(a, x0, y, n) and flat_dot(a, x1, y, n) in one pass, each summed as flat_dot sums it."""
+def flat_dot2(a: ti.template(), x0, x1, y, n, k0):
+    """flat_dot(a, x0, y, n, k0) and flat_dot(a, x1, y, n, k0) in one pass, each summed as flat_dot sums it."""
     r0 = 0.0
     r1 = 0.0
     r2 = 0.0
@@ -409,7 +410,7 @@ def flat_dot2(a: ti.template(), x0, x1, y, n):
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
-    k = 0
+    k = k0
     while k + 4 <= n:
         y0 = a[y + k]
         y1 = a[y + k + 1]
@@ -440,17 +441,33 @@ def flat_dot2(a: ti.template(), x0, x1, y, n):
 
 
 @ti.func
-def chol_factor(h: ti.template(), b, n, mindiag):
+def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor): a pivot
     below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots). The row
-    stride and the env's offset are read once, not reloaded after every stored entry."""
+    stride and the env's offset are read once, not reloaded after every stored entry.
+
+    The factor keeps the profile of the matrix: a row's leading zeros (before its first nonzero) stay exact
+    zeros in L, so the entries of L left of a row's first nonzero are never computed and its dot products
+    start there (rounded down to a multiple of 4, which keeps mju_dot's partial sums to the bit). A pile of
+    free bodies, whose Hessian couples each body with its few neighbours, needs a fraction of the dense
+    work. The first nonzero of each row is kept in solver_v[:, SV_UPD] by position (free while factoring)."""
     ha = ti.static(h.arr)
+    va = ti.static(d.solver_v.arr)
+    vs = ti.static(d.solver_v.strides[1])
     hs = h.strides[1]
     hb = base(h, b, 0)
+    fb = base(d.solver_v, b, SV_UPD)
+    for i in range(n):
+        hi = hb + i * hs
+        f = 0
+        while f < i and ha[hi + f] == 0.0:
+            f += 1
+        va[fb + i * vs] = f
     rank = n
     for j in range(n):
         hj = hb + j * hs
-        tmp = ha[hj + j] - flat_dot(ha, hj, hj, j)
+        fj = ti.cast(va[fb + j * vs], ti.i32)
+        tmp = ha[hj + j] - flat_dot(ha, hj, hj, j, fj - fj % 4)
         deficient = tmp < mindiag
         if deficient:
             tmp = mindiag
@@ -463,15 +480,22 @@ def chol_factor(h: ti.template(), b, n, mindiag):
             while i < n:
                 ha[hb + i * hs + j] = 0.0
                 i += 1
-        while i + 1 < n:
-            hi = hb + i * hs
-            d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j)
-            ha[hi + j] = (ha[hi + j] - d0) * inv
-            ha[hi + hs + j] = (ha[hi + hs + j] - d1) * inv
-            i += 2
-        if i < n:
-            hi = hb + i * hs
-            ha[hi + j] = (ha[hi + j] - flat_dot(ha, hi, hj, j)) * inv
+        while i < n:
+            fi = ti.cast(va[fb + i * vs], ti.i32)
+            if fi > j:  # L[i, j] is one of the row's leading zeros
+                i += 1
+            else:
+                hi = hb + i * hs
+                k0 = ti.max(fi, fj)
+                if i + 1 < n and ti.cast(va[fb + (i + 1) * vs], ti.i32) <= j:
+                    k0 = ti.max(ti.min(fi, ti.cast(va[fb + (i + 1) * vs], ti.i32)), fj)
+                    d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j, k0 - k0 % 4)
+                    ha[hi + j] = (ha[hi + j] - d0) * inv
+                    ha[hi + hs + j] = (ha[hi + hs + j] - d1) * inv
+                    i += 2
+                else:
+                    ha[hi + j] = (ha[hi + j] - flat_dot(ha, hi, hj, j, k0 - k0 % 4)) * inv
+                    i += 1
     return rank
 
 

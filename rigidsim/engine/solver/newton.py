@@ -140,6 +140,6 @@ def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, full, varian
         c += 1
     if rebuild:
         make_hessian(m, d, b, nvi, nrow)
-        chol_factor(d.solver_H, b, nvi, MINVAL)
+        chol_factor(d, d.solver_H, b, nvi, MINVAL)
     if ti.static(variant & ELLIPTIC):
         hessian_cone(d, b, nvi, nrow)
