@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-# the throughput clock: wall time, or (bench_contacts --cpu-time) the process's CPU time over all its threads
+# the throughput clock of bench_mujoco: wall time (a caller may set time.process_time, CPU time over all threads)
 CLOCK = [time.perf_counter]
 
 ROOT = Path(__file__).resolve().parents[1]
