@@ -20,6 +20,8 @@ from typing import Tuple
 
 import numpy as np
 
+from rigidsim.loaders import inputs
+
 
 class MeshFileError(ValueError):
     pass
@@ -27,8 +29,12 @@ class MeshFileError(ValueError):
 
 def read_mesh_file(path: Path, righthand: bool) -> Tuple[np.ndarray, np.ndarray, bool]:
     """(vert float32 (n,3), face int32 (m,3), merge_repeated) of an STL/OBJ/MSH file."""
-    ext = path.suffix.lower()
-    data = path.read_bytes()
+    return decode_mesh(path.suffix, inputs.read_bytes(path), righthand)
+
+
+def decode_mesh(suffix: str, data: bytes, righthand: bool) -> Tuple[np.ndarray, np.ndarray, bool]:
+    """`read_mesh_file` of a file's bytes (``suffix``: the file's extension, which names its format)."""
+    ext = suffix.lower()
     if ext == ".stl":
         v, f = _stl(data, righthand)
         return v, f, True
@@ -38,7 +44,7 @@ def read_mesh_file(path: Path, righthand: bool) -> Tuple[np.ndarray, np.ndarray,
     if ext == ".msh":
         v, f = _msh(data, righthand)
         return v, f, False
-    raise MeshFileError(f"unknown mesh file type '{path.suffix}' (MuJoCo reads .stl, .obj and .msh)")
+    raise MeshFileError(f"unknown mesh file type '{suffix}' (MuJoCo reads .stl, .obj and .msh)")
 
 
 def _stl(data: bytes, righthand: bool):
