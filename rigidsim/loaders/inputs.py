@@ -20,6 +20,9 @@ import os
 from pathlib import Path
 from typing import Dict, Iterator, Optional
 
+PACKAGE_PATH_ENV = "RIGIDSIM_PACKAGE_PATH"  # folders holding the URDF packages (rigidsim.loaders.urdf)
+ENVIRONMENT = (PACKAGE_PATH_ENV,)  # the environment variables the loaders read: part of a cache entry's key
+
 
 class Inputs:
     """What one compile read: ``files`` absolute path -> sha256 hex of its bytes; ``probes`` absolute

@@ -95,7 +95,7 @@ from rigidsim.errors import InputError
 from rigidsim.loaders import inputs
 from rigidsim.loaders.xmlsafe import parse_xml
 
-PACKAGE_PATH_ENV = "RIGIDSIM_PACKAGE_PATH"
+PACKAGE_PATH_ENV = inputs.PACKAGE_PATH_ENV
 DENSITY = 1000.0  # MuJoCo's default geom density, used for links without <inertial>
 MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses below it are not fused
 
