@@ -293,3 +293,63 @@ def test_the_cli_loads_through_the_cache():
 
     assert runner.load_scene is L.load_scene and batch.load_scene is L.load_scene
     assert stages.load_scene is L.load_scene
+
+
+@pytest.fixture
+def hulls(monkeypatch):
+    """The number of convex hulls computed (a hull-cache hit computes none)."""
+    from rigidsim.loaders import mesh
+
+    count = [0]
+    real = mesh.convex_hull
+
+    def counted(*a, **k):
+        count[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(mesh, "convex_hull", counted)
+    return count
+
+
+def test_hulls_are_kept_across_xml_edits(tmp_path, cache_dir, compiles, hulls):
+    """An edit of the XML compiles the scene again, but the hull graphs of unchanged meshes come from the
+    cache; a mesh that changed gets its hull computed."""
+    scene = _scene_with_include_and_mesh(tmp_path / "s")
+    L.load_scene(scene)
+    assert hulls[0] == 1 and len(list((cache_dir / "hulls").glob("*.npz"))) == 1
+    scene.write_text(scene.read_text().replace("<compiler", '<option timestep="0.001"/><compiler'))
+    m = L.load_scene(scene)
+    assert compiles[0] == 2 and hulls[0] == 1
+    assert_field_equal(fresh(scene), m)
+    (entry,) = (cache_dir / "hulls").glob("*.npz")
+    entry.write_bytes(b"corrupt")
+    scene.write_text(scene.read_text().replace('timestep="0.001"', 'timestep="0.003"'))
+    assert_field_equal(fresh(scene), L.load_scene(scene))
+    n = hulls[0]
+    mesh_file = tmp_path / "s" / "meshes" / "tet.obj"
+    mesh_file.write_text(mesh_file.read_text().replace("v 0 0 1", "v 0 0 3"))
+    assert_field_equal(fresh(scene), L.load_scene(scene))
+    assert hulls[0] == n + 2  # this load's compile, and the fresh one beside it
+
+
+def test_hulls_outside_load_scene_are_computed(tmp_path, cache_dir, hulls):
+    from rigidsim.loaders.mjcf import load_mjcf
+
+    scene = _scene_with_include_and_mesh(tmp_path / "s")
+    L.load_scene(scene)
+    n = hulls[0]
+    load_mjcf(scene)
+    assert hulls[0] == n + 1
+
+
+@pytest.mark.skipif(not PANDA.exists(), reason="../shared/models is absent")
+def test_panda_hulls_from_the_cache_are_field_equal(cache_dir, hulls):
+    """Panda's merged-facet hulls (its link5 collision meshes run `_edges_from_ridges`), read back."""
+    L.load_scene(PANDA)
+    n = hulls[0]
+    assert n > 0
+    for p in cache_dir.glob("*.npz"):
+        p.unlink()  # the Model entry only: the hulls stay
+    m = L.load_scene(PANDA)
+    assert hulls[0] == n
+    assert_field_equal(fresh(PANDA), m)

@@ -30,7 +30,7 @@ import numpy as np
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import spatial as sp
-from rigidsim.loaders import inputs
+from rigidsim.loaders import inputs, model_cache
 from rigidsim.loaders.mesh_io import MeshFileError, decode_mesh, merge_repeated
 from rigidsim.loaders.mjcf_defaults import where
 from rigidsim.loaders.records import Rec
@@ -126,7 +126,8 @@ def compile_mesh(rec, scene, compiler, needhull=False):
     hull = graph = None
     polys = []
     if face is None or inertia == CONVEX or needhull:
-        graph, hull = convex_hull(v, fail, _maxhullvert(rec, fail))
+        maxhullvert = _maxhullvert(rec, fail)
+        graph, hull = model_cache.hull(v, maxhullvert, lambda: convex_hull(v, fail, maxhullvert))
         polys = hull_polygons(v, hull)  # from qhull's outward triangles, before any rewinding
         if not righthand:  # left-handed scale: the hull's triangles are rewound with the mesh's faces,
             hull = np.ascontiguousarray(hull[:, [0, 2, 1]])  # each polygon's loop reversed after its first

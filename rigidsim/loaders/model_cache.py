@@ -17,6 +17,10 @@ rewritten. Entries are written to a temporary file and renamed over the old one,
 writer never sees half a file; an entry that cannot be read is treated as absent. The folder is pruned
 to `MAX_ENTRIES` files and `MAX_BYTES`, least recently used first. ``RIGIDSIM_MODEL_CACHE=0`` turns the
 cache off. A compile that fails raises as before and leaves nothing behind.
+
+Inside such a compile the convex-hull graphs are kept too (`hull`, under ``<cache root>/models/hulls``),
+keyed on the mesh's vertices, ``maxhullvert`` and `code_key`: after an edit of the XML the scene compiles
+again, but a mesh whose hull took seconds of qhull runs (`mesh._edges_from_ridges`) is not rebuilt.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
 from rigidsim import model as M
 from rigidsim.cache_paths import model_cache_dir
+from rigidsim.loaders import inputs as _inputs
 from rigidsim.loaders.inputs import ENVIRONMENT, Inputs, unchanged
 from rigidsim.version import __version__
 
@@ -45,6 +50,8 @@ ENV = "RIGIDSIM_MODEL_CACHE"  # 0 / off / false / no: neither read nor write ent
 FORMAT = 1  # the entry layout below
 MAX_ENTRIES = 400
 MAX_BYTES = 200 * 2 ** 20
+HULL_MAX_ENTRIES = 4000
+HULL_MAX_BYTES = 50 * 2 ** 20
 STALE_TEMP_S = 3600.0  # a temporary file this old was left by a writer that died
 
 _PKG = Path(__file__).resolve().parents[1]  # rigidsim/
@@ -132,19 +139,24 @@ def store(path: Path, model: M.Model, inputs: Inputs) -> None:
         head, arrays = _parts(model)
         head.update(format=FORMAT, key=key, files=inputs.files, probes=inputs.probes)
         blob = np.frombuffer(json.dumps(head, allow_nan=True).encode(), dtype=np.uint8)
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, head=blob, **{"a." + k: v for k, v in arrays.items()})
-            os.replace(tmp, entry)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _write(entry, head=blob, **{"a." + k: v for k, v in arrays.items()})
         prune(entry.parent, keep=entry)
     except Exception:  # noqa: BLE001 - a full disk, a read-only home, an odd Model: compile next time
         return
+
+
+def _write(entry: Path, **arrays) -> None:
+    """np.savez to a temporary file beside `entry`, renamed over it: readers see the old file or the new."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, entry)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _parts(model: M.Model):
@@ -196,9 +208,12 @@ def _decode(v: Any) -> Any:
     return v
 
 
-def prune(folder: Path, keep: Optional[Path] = None) -> None:
-    """Remove the least recently used entries beyond MAX_ENTRIES or MAX_BYTES (never `keep`), and the
-    temporary files of writers that died."""
+def prune(folder: Path, keep: Optional[Path] = None, max_entries: Optional[int] = None,
+          max_bytes: Optional[int] = None) -> None:
+    """Remove the least recently used entries beyond `max_entries` or `max_bytes` (MAX_ENTRIES, MAX_BYTES;
+    never `keep`), and the temporary files of writers that died."""
+    max_entries = MAX_ENTRIES if max_entries is None else max_entries
+    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
     now = time.time()
     entries = []
     for p in folder.iterdir():
@@ -216,6 +231,51 @@ def prune(folder: Path, keep: Optional[Path] = None) -> None:
     total = 0
     for i, (_, _, size, p) in enumerate(entries):
         total += size
-        if p != keep and (i >= MAX_ENTRIES or total > MAX_BYTES):
+        if p != keep and (i >= max_entries or total > max_bytes):
             with contextlib.suppress(OSError):
                 p.unlink()
+
+
+# ----------------------------------------------------------------------------- hull graphs
+
+def hull(v: np.ndarray, maxhullvert: int, compute: Callable[[], Tuple[np.ndarray, np.ndarray]]):
+    """`compute()`, `mesh.convex_hull`'s (graph, faces) of the vertices `v` with `maxhullvert`: from the
+    cache inside a cached compile (`inputs.active`), else computed (and then kept). Outside `load_scene`
+    (`load_mjcf`, the tests against MuJoCo) it is always computed."""
+    if not (_inputs.active() and enabled()):
+        return compute()
+    try:
+        v = np.ascontiguousarray(v)
+        h = hashlib.sha256(f"{code_key()} {maxhullvert} {v.dtype.str} {v.shape}".encode())
+        h.update(v.tobytes())
+        key = h.hexdigest()
+        entry = model_cache_dir() / "hulls" / (key[:32] + ".npz")
+    except Exception:  # noqa: BLE001
+        return compute()
+    got = _read_hull(entry, key)
+    if got is not None:
+        return got
+    graph, faces = compute()
+    try:
+        _write(entry, key=np.frombuffer(key.encode(), dtype=np.uint8), graph=graph, faces=faces)
+        prune(entry.parent, keep=entry, max_entries=HULL_MAX_ENTRIES, max_bytes=HULL_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - as for a Model: never an error
+        pass
+    return graph, faces
+
+
+def _read_hull(entry: Path, key: str):
+    try:
+        with np.load(entry, allow_pickle=False) as z:
+            if z["key"].tobytes().decode() != key:
+                return None
+            graph, faces = z["graph"], z["faces"]
+        nv, nf = int(graph[0]), int(graph[1])
+        if (graph.dtype != np.int32 or faces.dtype != np.int32 or graph.shape != (2 + 3 * nv + 6 * nf,)
+                or faces.shape != (nf, 3) or not np.array_equal(graph[2 + 3 * nv + 3 * nf:], faces.ravel())):
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(entry)
+        return graph, faces
+    except Exception:  # noqa: BLE001 - as for a Model: a miss
+        return None
