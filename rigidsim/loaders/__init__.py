@@ -2,7 +2,9 @@
 
 The format is taken from the root element (<mujoco> or <robot>), not only
 from the file extension. A bare name that is not a file is looked up among
-the bundled scenes (`rigidsim scenes` lists them).
+the bundled scenes (`rigidsim scenes` lists them). `load_scene` reuses the
+Model compiled last time while its input files are unchanged
+(`model_cache`; ``RIGIDSIM_MODEL_CACHE=0`` turns that off).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from rigidsim.errors import InputError
 from rigidsim.model import Model
+from rigidsim.loaders import inputs, model_cache
 from rigidsim.loaders.xmlsafe import parse_xml
 
 
@@ -36,10 +39,18 @@ def resolve_scene(scene: str) -> Path:
 
 
 def load_scene(scene: str | Path) -> Model:
-    """Load an MJCF or URDF scene file (or a bundled scene by name) into a Model."""
+    """Load an MJCF or URDF scene file (or a bundled scene by name) into a Model: the cached one while
+    the files it was compiled from are unchanged, else a fresh compile (then cached)."""
     path = resolve_scene(str(scene))
     with np.errstate(all="ignore"):  # a scene of huge numbers (MuJoCo accepts 1e308) never prints numpy warnings
-        return _load(scene, path)
+        if not model_cache.enabled():
+            return _load(scene, path)
+        model = model_cache.load(path, str(scene))
+        if model is None:
+            with inputs.recording() as read:
+                model = _load(scene, path)
+            model_cache.store(path, model, read)
+        return model
 
 
 def _load(scene, path: Path) -> Model:

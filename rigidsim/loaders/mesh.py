@@ -30,7 +30,8 @@ import numpy as np
 
 from rigidsim.errors import InputError
 from rigidsim.loaders import spatial as sp
-from rigidsim.loaders.mesh_io import MeshFileError, merge_repeated, read_mesh_file
+from rigidsim.loaders import inputs, model_cache
+from rigidsim.loaders.mesh_io import MeshFileError, decode_mesh, merge_repeated
 from rigidsim.loaders.mjcf_defaults import where
 from rigidsim.loaders.records import Rec
 
@@ -38,7 +39,9 @@ EPS = 1e-14
 MINVAL = 1e-15
 CONVEX, EXACT, LEGACY, SHELL = 0, 1, 2, 3
 
-_cache: dict = {}  # (resolved file, mtime, size, righthand) -> (vert, face, merge): panda variants share files
+# (resolved file, mtime, size, righthand) -> ((vert, face, merge), sha256 of the file or None): panda variants
+# share files
+_cache: dict = {}
 
 
 def mesh_path(rec, scene, compiler) -> Path:
@@ -56,18 +59,25 @@ def mesh_path(rec, scene, compiler) -> Path:
 
 def _load(rec, scene, compiler, righthand, w):
     path = mesh_path(rec, scene, compiler)
-    if not path.is_file():
+    if not inputs.is_file(path):
         raise InputError(f"<mesh> '{rec.name}': mesh file '{rec.file}' not found (looked for {path})", where=w)
     st = path.stat()
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size, righthand)
-    if key not in _cache:
-        try:
-            _cache[key] = read_mesh_file(path, righthand)
-        except MeshFileError as e:
-            raise InputError(f"<mesh> '{rec.name}': {e} ({path})", where=w) from None
-        except OSError as e:
-            raise InputError(f"<mesh> '{rec.name}': cannot read mesh file {path}: {e.strerror}", where=w) from None
-    return _cache[key]
+    hit = _cache.get(key)
+    try:
+        if hit is None:
+            data = path.read_bytes()
+            hit = _cache[key] = (decode_mesh(path.suffix, data, righthand),
+                                 inputs.digest(data) if inputs.active() else None)
+        if inputs.active():  # the compiled-model cache notes the file (its digest kept with the decoded mesh)
+            if hit[1] is None:
+                hit = _cache[key] = (hit[0], inputs.digest(path.read_bytes()))
+            inputs.note_read(path, hit[1])
+    except MeshFileError as e:
+        raise InputError(f"<mesh> '{rec.name}': {e} ({path})", where=w) from None
+    except OSError as e:
+        raise InputError(f"<mesh> '{rec.name}': cannot read mesh file {path}: {e.strerror}", where=w) from None
+    return hit[0]
 
 
 def compile_mesh(rec, scene, compiler, needhull=False):
@@ -116,7 +126,8 @@ def compile_mesh(rec, scene, compiler, needhull=False):
     hull = graph = None
     polys = []
     if face is None or inertia == CONVEX or needhull:
-        graph, hull = convex_hull(v, fail, _maxhullvert(rec, fail))
+        maxhullvert = _maxhullvert(rec, fail)
+        graph, hull = model_cache.hull(v, maxhullvert, lambda: convex_hull(v, fail, maxhullvert))
         polys = hull_polygons(v, hull)  # from qhull's outward triangles, before any rewinding
         if not righthand:  # left-handed scale: the hull's triangles are rewound with the mesh's faces,
             hull = np.ascontiguousarray(hull[:, [0, 2, 1]])  # each polygon's loop reversed after its first

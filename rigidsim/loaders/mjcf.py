@@ -19,6 +19,7 @@ from typing import Dict, List, Optional
 from lxml import etree
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import inputs
 from rigidsim.loaders import mjcf_attach as A
 from rigidsim.loaders import mjcf_attrs as VA
 from rigidsim.loaders import mjcf_visual as V
@@ -609,7 +610,7 @@ def parse_xml(path) -> etree._Element:
         return xmlsafe.parse_xml(path)
     except AttributeError:
         p = Path(path)
-        data = p.read_bytes()
+        data = inputs.read_bytes(p)
         parser = etree.XMLParser(**xmlsafe._PARSER_KW)
         try:
             tree = etree.fromstring(data, parser=parser, base_url=str(p)).getroottree()
@@ -648,7 +649,7 @@ def expand_includes(root, filename: str, basedir: Path, depth: int = 0) -> None:
             raise InputError("<include> requires 'file'", where=where)
         src_dir = Path(inc.get("_src")).parent if inc.get("_src") else basedir
         path = (src_dir / f)
-        if not path.is_file():
+        if not inputs.is_file(path):
             raise InputError(f"included file '{f}' not found (looked for {path})", where=where)
         sub = parse_xml(path)
         subname = str(path)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Dict, Set
 
 from rigidsim import model as M
+from rigidsim.loaders import inputs
 from rigidsim.loaders import spatial as sp
 from rigidsim.loaders.mjcf_replicate import _OBJTYPES, _SENSOR_REFS
 
@@ -49,7 +50,7 @@ def read_model_asset(reader, el) -> None:
         reader.fail(el, f"<model> content_type '{ct}' is not supported by rigidsim (MJCF files only)")
     src_dir = Path(el.get("_src")).parent if el.get("_src") else reader.scene.basedir
     path = src_dir / f
-    if not path.is_file():
+    if not inputs.is_file(path):
         reader.fail(el, f"model file '{f}' not found (looked for {path})")
     name = el.get("name")
     if name is None:

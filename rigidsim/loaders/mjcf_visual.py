@@ -12,6 +12,7 @@ import struct
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from rigidsim.loaders import inputs
 from rigidsim.loaders import mjcf_attrs as VA
 
 
@@ -91,7 +92,7 @@ def read_texture(rd, el) -> None:
     for f in files:
         f = f.replace("\\", "/")
         p = Path(Path(f).name if c.get("strippath") else f)
-        if not (p if p.is_absolute() else d / p).is_file():
+        if not inputs.is_file(p if p.is_absolute() else d / p):
             rd.fail(el, f"texture file '{f}' not found (looked for {p if p.is_absolute() else d / p})")
 
 
@@ -121,7 +122,7 @@ def read_skin(rd, el) -> None:
         p = Path(el.get("file").replace("\\", "/"))
         p = p if p.is_absolute() else (d if d.is_absolute() else Path(rd.scene.basedir) / d) / p
         try:
-            bones = skin_bones(p.read_bytes())
+            bones = skin_bones(inputs.read_bytes(p))
         except OSError:
             rd.fail(el, f"skin file '{el.get('file')}' not found (looked for {p})")
         except (struct.error, UnicodeDecodeError, ValueError):

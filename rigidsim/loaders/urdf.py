@@ -92,9 +92,10 @@ import numpy as np
 from lxml import etree
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import inputs
 from rigidsim.loaders.xmlsafe import parse_xml
 
-PACKAGE_PATH_ENV = "RIGIDSIM_PACKAGE_PATH"
+PACKAGE_PATH_ENV = inputs.PACKAGE_PATH_ENV
 DENSITY = 1000.0  # MuJoCo's default geom density, used for links without <inertial>
 MINVAL = 1e-15  # MuJoCo's mjMINVAL: masses below it are not fused
 
@@ -434,7 +435,7 @@ class _Translator:
                 for cand in (d / pkg / sub, d / sub if d.name == pkg else None):
                     if cand is not None:
                         tried.append(cand)
-                        if cand.is_file():
+                        if inputs.is_file(cand):
                             return cand.resolve()
             raise self.err(f"mesh file '{fname}' not found: no folder '{pkg}' holding '{sub}' in "
                            f"{PACKAGE_PATH_ENV} or in {base} and its parents. Set {PACKAGE_PATH_ENV} to the "
@@ -447,7 +448,7 @@ class _Translator:
             if self.meshdir:
                 d = Path(self.meshdir) if Path(self.meshdir).is_absolute() else self.basedir / self.meshdir
             p = d / p
-        if not p.is_file():
+        if not inputs.is_file(p):
             raise self.err(f"mesh file '{fname}' not found (looked for {p})", el)
         return p.resolve()
 

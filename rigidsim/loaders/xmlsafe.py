@@ -12,6 +12,7 @@ from pathlib import Path
 from lxml import etree
 
 from rigidsim.errors import InputError
+from rigidsim.loaders import inputs
 
 _PARSER_KW = dict(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
                   remove_comments=True, remove_pis=True, huge_tree=False)
@@ -25,7 +26,7 @@ def parse_xml(path: str | Path) -> etree._Element:
     if p.is_dir():
         raise InputError(f"{p} is a directory, expected an MJCF (.xml) or URDF (.urdf) file")
     try:
-        data = p.read_bytes()
+        data = inputs.read_bytes(p)
     except OSError as e:
         raise InputError(f"cannot read {p}: {e.strerror}") from None
     return parse_xml_bytes(data, str(p))
