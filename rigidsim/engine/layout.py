@@ -257,9 +257,11 @@ NSOLV = 15
 # union-find parent of a tree (rows of first dofs), SVI_ISLAND the dof's constraint island (-1: none),
 # SVI_LIST row k: the k-th dof of the island being solved, SVI_POS the dof's position in that list,
 # SVI_NITER row k: island k's iterations; SVI_NEXT the next dof of the dof's island (-1: the last), SVI_HEAD
-# and SVI_RHEAD row k: island k's first dof and first row (-1: none)
+# and SVI_RHEAD row k: island k's first dof and first row (-1: none); SVI_FIRST row k: a lower bound on the
+# first nonzero of row k of Newton's factor (its profile: `linalg.chol_factor`)
 SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER, SVI_NEXT, SVI_HEAD, SVI_RHEAD = range(9)
-NSOLVI = 9
+SVI_FIRST = 9
+NSOLVI = 10
 # solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
 # row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
 # (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart), SEI_NEXT the

@@ -38,8 +38,11 @@ _ENGINE = Path(__file__).resolve().parent
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("RIGIDSIM_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "rigidsim" / "kernels"
+    """The kernels' cache: $RIGIDSIM_CACHE_DIR itself when set, else ~/.cache/rigidsim/kernels
+    (`rigidsim.cache_paths`, which the compiled-model cache shares)."""
+    from rigidsim.cache_paths import CACHE_DIR_ENV, cache_root
+
+    return cache_root() if os.environ.get(CACHE_DIR_ENV) else cache_root() / "kernels"
 
 
 def source_key(engine: Path = _ENGINE) -> str:

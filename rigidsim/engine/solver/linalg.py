@@ -16,7 +16,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SV_UPD, SVI_LIST, SVI_POS, SZ_NV,
+    SEI_LIST, SV_UPD, SVI_FIRST, SVI_LIST, SVI_POS, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -450,13 +450,14 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     zeros in L, so the entries of L left of a row's first nonzero are never computed and its dot products
     start there (rounded down to a multiple of 4, which keeps mju_dot's partial sums to the bit). A pile of
     free bodies, whose Hessian couples each body with its few neighbours, needs a fraction of the dense
-    work. The first nonzero of each row is kept in solver_v[:, SV_UPD] by position (free while factoring)."""
+    work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by position, for the updates and
+    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in)."""
     ha = ti.static(h.arr)
-    va = ti.static(d.solver_v.arr)
-    vs = ti.static(d.solver_v.strides[1])
+    va = ti.static(d.solver_vi.arr)
+    vs = ti.static(NSOLVI)
     hs = h.strides[1]
     hb = base(h, b, 0)
-    fb = base(d.solver_v, b, SV_UPD)
+    fb = base(d.solver_vi, b, SVI_FIRST)
     for i in range(n):
         hi = hb + i * hs
         f = 0
@@ -466,7 +467,7 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     rank = n
     for j in range(n):
         hj = hb + j * hs
-        fj = ti.cast(va[fb + j * vs], ti.i32)
+        fj = va[fb + j * vs]
         tmp = ha[hj + j] - flat_dot(ha, hj, hj, j, fj - fj % 4)
         deficient = tmp < mindiag
         if deficient:
@@ -481,14 +482,14 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
                 ha[hb + i * hs + j] = 0.0
                 i += 1
         while i < n:
-            fi = ti.cast(va[fb + i * vs], ti.i32)
+            fi = va[fb + i * vs]
             if fi > j:  # L[i, j] is one of the row's leading zeros
                 i += 1
             else:
                 hi = hb + i * hs
                 k0 = ti.max(fi, fj)
-                if i + 1 < n and ti.cast(va[fb + (i + 1) * vs], ti.i32) <= j:
-                    k0 = ti.max(ti.min(fi, ti.cast(va[fb + (i + 1) * vs], ti.i32)), fj)
+                if i + 1 < n and va[fb + (i + 1) * vs] <= j:
+                    k0 = ti.max(ti.min(fi, va[fb + (i + 1) * vs]), fj)
                     d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j, k0 - k0 % 4)
                     ha[hi + j] = (ha[hi + j] - d0) * inv
                     ha[hi + hs + j] = (ha[hi + hs + j] - d1) * inv
@@ -505,7 +506,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is gathered
     into solver_v[:, SV_UPD] by position (the island's k-th dof at row k; that column is the rank-one
     update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
-    read no list."""
+    read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
+    dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums to
+    the bit), the backward pass skips rows whose entry in the column is a leading zero (subtracting an exact
+    zero product changes nothing)."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -513,6 +517,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     hs = h.strides[1]
     hb = base(h, b, 0)
     lb = list_base(d, b)
+    fb = base(d.solver_vi, b, SVI_FIRST)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
     for k in range(n):
@@ -524,7 +529,8 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
         r1 = 0.0
         r2 = 0.0
         r3 = 0.0
-        k = 0
+        fi = vi[fb + i * NSOLVI]
+        k = fi - fi % 4
         while k + 4 <= i:
             r0 = r0 + ha[hi + k] * va[xb + k * vs]
             r1 = r1 + ha[hi + k + 1] * va[xb + (k + 1) * vs]
@@ -543,7 +549,8 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
         i = n - 1 - ii
         ri = va[xb + i * vs]
         for j in range(i + 1, n):
-            ri -= ha[hb + j * hs + i] * va[xb + j * vs]
+            if vi[fb + j * NSOLVI] <= i:
+                ri -= ha[hb + j * hs + i] * va[xb + j * vs]
         va[xb + i * vs] = ri / ha[hb + i * hs + i]
     vb = base(d.solver_v, b, dst)
     for k in range(n):
@@ -562,6 +569,7 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     hs = h.strides[1]
     hb = base(h, b, 0)
     lb = list_base(d, b)
+    fb = base(d.solver_vi, b, SVI_FIRST)
     xb = base(d.solver_v, b, xcol)
     sgn = 1.0 if plus != 0 else -1.0
     rank = n
@@ -581,11 +589,17 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
             ha[hkk] = r
             ssg = sgn * s
             for i in range(k + 1, n):
-                hik = hb + i * hs + k
                 xi = xb + vi[lb + i * NSOLVI] * vs
-                lik = (ha[hik] + ssg * va[xi]) * cinv
-                ha[hik] = lik
-                va[xi] = c * va[xi] - s * lik
+                fi = fb + i * NSOLVI
+                # L[i, k] a leading zero of row i and x_i = 0: both stay exact zeros, nothing to do; with
+                # x_i != 0 the update fills L[i, k] in, and the row's profile starts at k from now on
+                if vi[fi] <= k or va[xi] != 0.0:
+                    if vi[fi] > k:
+                        vi[fi] = k
+                    hik = hb + i * hs + k
+                    lik = (ha[hik] + ssg * va[xi]) * cinv
+                    ha[hik] = lik
+                    va[xi] = c * va[xi] - s * lik
     return rank
 
 
