@@ -18,7 +18,7 @@ the kernel's own inputs and outputs.
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import env_loop, kernel
+from rigidsim.engine.lang import env_loop, env_of, kernel
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
@@ -50,7 +50,8 @@ def kinematics_kernel(
     # In:
 ):
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         kinematics(
             # >>> generated: groups
             _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
@@ -85,7 +86,8 @@ def forward_kernel(
     integrator: ti.template(), reps: ti.i32,
 ):
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         for _ in range(reps):  # more than once only to time it (benchmarks/bench_stages.py)
             forward(
                 # >>> generated: groups
@@ -252,7 +254,8 @@ def rollout_kernel(
     frames: ND, status: ND,
 ):
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         _rollout_env(
             # >>> generated: groups
             _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,

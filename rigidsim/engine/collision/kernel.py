@@ -4,7 +4,7 @@ never imports the colliders (their ti.funcs cost import time) nor compiles or lo
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import env_loop, kernel
+from rigidsim.engine.lang import env_loop, env_of, kernel
 
 from rigidsim.engine.collision.driver import collision
 from rigidsim.engine.kernels import ND, _data, _model
@@ -39,7 +39,8 @@ def collision_kernel(
     """mj_kinematics then mj_collision in every env: the contacts of the current state; `kinds` (a bit mask of
     collider ids) selects the colliders compiled in."""
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         _collide_env(
             # >>> generated: groups
             _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,

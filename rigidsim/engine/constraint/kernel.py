@@ -4,7 +4,7 @@ that scenes without constraints never import the collision and constraint code."
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import env_loop, kernel
+from rigidsim.engine.lang import env_loop, env_of, kernel
 
 from rigidsim.engine.constraint.record import record_constraint
 from rigidsim.engine.constraint.stage import constraint_stage
@@ -34,7 +34,8 @@ def constraint_forward_kernel(
     """mj_forward in every env: the smooth pass, contacts, constraint rows, the solve (reps times over: more
     than once only to time it, benchmarks/bench_stages.py)."""
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         for _ in range(reps):
             forward(
                 # >>> generated: groups
@@ -74,7 +75,8 @@ def constraint_rollout_kernel(
     """`kernels.rollout_kernel` with the constraint stage in every forward pass; each frame also records the
     constraint fields (`layout.frame_layout`), with the contacts when launch[LAUNCH_CONTACTS] is 1."""
     env_loop()
-    for b in range(time.shape[0]):
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
         _rollout_env(
             # >>> generated: groups
             _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
