@@ -76,6 +76,16 @@ def test_cpu_threads_do_not_change_the_result(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("value", ["abc", "0"])
+def test_bad_cpu_threads_is_an_input_error(tmp_path, value):
+    """A RIGIDSIM_CPU_THREADS that is not a thread count: one line naming the variable, exit 2, no file."""
+    out = tmp_path / "t.h5"
+    p = rigidsim("run", "pendulum", "--steps", 2, "--out", out, "--quiet", env={"RIGIDSIM_CPU_THREADS": value})
+    assert p.returncode == 2, p.stderr
+    assert "RIGIDSIM_CPU_THREADS" in p.stderr and "Traceback" not in p.stderr
+    assert not out.exists()
+
+
 # ------------------------------------------------------------------------------------------ second Ctrl-C
 def test_second_ctrl_c_stops_at_once_with_a_readable_file(tmp_path):
     """The first Ctrl-C asks the run to stop at the end of the next recorded frame; with --every as long as the

@@ -68,7 +68,10 @@ def cpu_threads() -> int:
         except ValueError:
             n = 0
         if n < 1:
-            raise ValueError(f"RIGIDSIM_CPU_THREADS must be a whole number of threads, at least 1, not {env!r}")
+            from rigidsim.errors import InputError
+
+            raise InputError(f"must be a whole number of threads, at least 1, not {env!r}",
+                             where="RIGIDSIM_CPU_THREADS")
         return n
     try:
         return max(1, len(os.sched_getaffinity(0)))
