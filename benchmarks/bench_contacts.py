@@ -201,7 +201,11 @@ class Ours:
         dt = time.perf_counter() - t0
         return dt, np.array(final), (None if ncon is None else int(ncon))
 
-    def footprint(self) -> dict:
+    def footprint(self, ncon: int = 0) -> dict:
+        """Bytes per env of the batched Data arrays, and of one recorded frame of the default recording with
+        `ncon` contacts (its fixed part, and its rows in the launch's contact pool)."""
+        from rigidsim.engine import layout as L
+
         sim = self.sim
         sim._set_layout(True)  # the frame layout of the default recording (contacts included)
         arrays = {k: int(v.nbytes) for k, v in sim._d.items()}
@@ -209,7 +213,7 @@ class Ours:
         top = sorted(arrays.items(), key=lambda kv: -kv[1])[:3]
         B = sim.n_envs
         return {"bytes": sum(arrays.values()) / B, "top": [(k, v / B) for k, v in top],
-                "frame": sim._fwidth * np.dtype(sim.dtype).itemsize}
+                "frame": (sim._fwidth + ncon * L.NCREC) * np.dtype(sim.dtype).itemsize}
 
 
 class Theirs:
@@ -291,7 +295,7 @@ def measure(name: str, path: Path, B: int, T: int, steps: int, repeats: int, mod
         out = {"rate": {s: [B * steps / t for t in v] for s, v in secs.items()}, "inner": inner,
                "dqpos": float(np.abs(final[sides[1]] - mj_final[:, 1:1 + nq]).max()),
                "ncon_ours": final.get("ncon"), "ncon_mujoco": theirs.final_contacts(mj_final[0]),
-               "footprint_ours": ours.footprint(), "footprint_mujoco": theirs.footprint(steps)}
+               "footprint_ours": ours.footprint(final.get("ncon") or 0), "footprint_mujoco": theirs.footprint(steps)}
     finally:
         theirs.close()
     return out
@@ -496,7 +500,7 @@ def main(argv=None) -> int:
     console.print(ft)
     console.print("  rigidsim Data: every batched array the Simulator holds, nbytes / B (reserved: an env touches only "
                   "the head of its contact and row buffers); a recorded frame: one env's row of the default "
-                  "recording's frame buffer; MjData: what one MjData allocates (B of them for a batch of MjData; "
+                  "recording's frame buffer and its rows in the contact pool (env 0's contacts at the end); MjData: what one MjData allocates (B of them for a batch of MjData; "
                   "mujoco.rollout holds one per thread, arena used: the most any of them used); mujoco.rollout "
                   f"in + out: per env, the initial state and {steps} steps of state and sensor data")
     console.print(wt)

@@ -23,8 +23,8 @@ from rigidsim.engine.lang import env_loop, env_of, kernel
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_S0,
-    LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME,
+    LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -118,15 +118,18 @@ def _check(x, kind, b, gs, status: ti.template()):
 
 
 @ti.func
-def no_extra(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, o, contacts):
+def no_extra(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: ti.template(),
+             launch: ti.template(), t, o, contacts):
     """The frame of a scene without constraints ends with xquat."""
-    pass
+    return 1
 
 
 @ti.func
-def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, extra: ti.template(), contacts):
+def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: ti.template(), launch: ti.template(),
+            t, extra: ti.template(), contacts):
     """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat), then what `extra` records (the
-    constraint fields of `layout.frame_layout`, `contacts`: with the contact rows)."""
+    constraint fields of `layout.frame_layout`, `contacts`: with the contact rows, in the contact pool
+    `crec`). Returns 0 when the pool has no room for the frame's contacts (the env then pauses), else 1."""
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
@@ -156,13 +159,17 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, ext
     for i in range(nbody):
         for c in ti.static(range(4)):
             frames[t, b, o + 4 * i + c] = d.body[b, i, XQUAT + c]
-    extra(m, d, b, frames, t, o + 4 * nbody, contacts)
+    return extra(m, d, b, frames, crec, launch, t, o + 4 * nbody, contacts)
 
 
 @ti.func
 def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
-                 status: ti.template(), launch: ti.template(), integrator: ti.template(), constraint: ti.template(),
-                 kinds: ti.template(), extra: ti.template()):
+                 crec: ti.template(), status: ti.template(), launch: ti.template(), integrator: ti.template(),
+                 constraint: ti.template(), kinds: ti.template(), extra: ti.template()):
+    """Steps s0 .. s0 + nsteps of env b (launch[LAUNCH_*]), recording its frames. An env whose contacts find
+    no room left in the contact pool pauses after the forward pass of step gs, before recording it
+    (status[b] = (2, gs)); a launch with launch[LAUNCH_RESUME] = 1 runs the paused envs alone, from that
+    point on (the forward pass is not redone: nothing of the env changed), into a larger pool."""
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
@@ -174,11 +181,19 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
     use_ctrl = launch[LAUNCH_USE_CTRL]
     record = launch[LAUNCH_RECORD]
     contacts = launch[LAUNCH_CONTACTS]
+    start = 0
+    resumed = 0  # 1 while the paused step's forward pass is kept
+    if launch[LAUNCH_RESUME] != 0:
+        start = nsteps + final  # not paused: nothing to do
+        if status[b, 0] == 2:
+            start = status[b, 1] - s0
+            resumed = 1
+            status[b, 0] = 0
     alive = 1 if status[b, 0] == 0 else 0
     nrow = ctrl_seq.shape[0]
     bc = b if ctrl_seq.shape[1] > 1 else 0
     # nsteps steps, then (final) one more forward pass to complete the last frame
-    for s in range(nsteps + final):
+    for s in range(start, nsteps + final):
         gs = s0 + s
         if alive:
             if use_ctrl != 0 and s < nsteps:
@@ -201,17 +216,19 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
         if alive:
             for stage in range(4 if ti.static(integrator == INT_RK4) else 1):
                 if alive:
-                    if ti.static(integrator == INT_RK4):  # the other integrators do not carry RK4's code
-                        if stage > 0:
-                            rk_prepare(m, d, b, stage)
-                    forward(m, d, b, integrator, constraint, kinds)
-                    if d.ncon[b] > m.opt_i[SZ_NCONMAX]:  # more contacts than max_contacts: stop, drop nothing
-                        alive = 0
-                        if status[b, 0] == 0:
-                            status[b, 0] = 1
-                            status[b, 1] = gs
-                            status[b, 2] = 4
-                            status[b, 3] = d.ncon[b]
+                    if resumed == 0:
+                        if ti.static(integrator == INT_RK4):  # the other integrators do not carry RK4's code
+                            if stage > 0:
+                                rk_prepare(m, d, b, stage)
+                        forward(m, d, b, integrator, constraint, kinds)
+                        if d.ncon[b] > m.opt_i[SZ_NCONMAX]:  # more contacts than max_contacts: stop, drop nothing
+                            alive = 0
+                            if status[b, 0] == 0:
+                                status[b, 0] = 1
+                                status[b, 1] = gs
+                                status[b, 2] = 4
+                                status[b, 3] = d.ncon[b]
+                    resumed = 0
                     if alive and stage == 0:
                         z = 0.0
                         for i in range(nv):
@@ -222,9 +239,13 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                                     alive = 0
                         # every every-th step, and the final state when every does not divide the run
                         if alive and record != 0 and (gs % every == 0 or s == nsteps):
-                            _record(m, d, b, frames, (gs + every - 1) // every - frame0, extra, contacts)
+                            if not _record(m, d, b, frames, crec, launch, (gs + every - 1) // every - frame0,
+                                           extra, contacts):
+                                alive = 0  # no room for its contacts: pause here, resumed by the next launch
+                                status[b, 0] = 2
+                                status[b, 1] = gs
                     if ti.static(integrator == INT_RK4):
-                        if s < nsteps:
+                        if alive and s < nsteps:
                             rk_store(m, d, b, stage)
                 if s == nsteps:
                     break  # the final pass: forward only
@@ -251,7 +272,7 @@ def rollout_kernel(
     # In:
     ctrl_seq: ND, launch: ND, integrator: ti.template(),
     # Out:
-    frames: ND, status: ND,
+    frames: ND, crec: ND, status: ND,
 ):
     env_loop()
     for i in range(time.shape[0]):
@@ -267,4 +288,4 @@ def rollout_kernel(
                   ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
                   solver_Hcone, solver_n),
             # <<< generated
-            b, ctrl_seq, frames, status, launch, integrator, no_constraint, 0, no_extra)
+            b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)

@@ -303,28 +303,33 @@ MINVAL = 1e-15  # mjMINVAL
 
 # rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes); a scene
 # with constraints adds [ncon, nefc, solver_niter, solver_converged, qfrc_constraint] and, when contacts are
-# recorded, ncon_rec rows of NCREC floats (`CREC_*`: the two geoms, position, normal from geom 1 to geom 2,
-# dist, the force geom 1 exerts on geom 2 in world coordinates; rows past ncon are zero)
+# recorded, "crec": where the frame's ncon contact rows start in the launch's contact pool, as two floats
+# (start // CREC_SPLIT, start % CREC_SPLIT: exact in float32 too). The pool holds rows of NCREC floats
+# (`CREC_*`: the two geoms, position, normal from geom 1 to geom 2, dist, the force geom 1 exerts on geom 2
+# in world coordinates), each frame's rows together, the frames in the order they found room
 # a rollout launch's own numbers, in one int32 array the simulator keeps and rewrites before each launch (its
-# identity never changes, so the launch reuses its cached argument context: `lang._cached_host_array_launches`)
+# identity never changes, so the launch reuses its cached argument context: `lang._cached_host_array_launches`);
+# LAUNCH_RESUME: 1 for a launch that runs the envs paused for room in the contact pool (status 2) alone;
+# LAUNCH_POOL_N: the contact pool's rows handed out, counted up by the kernel (past the pool's size when an
+# env found no room)
 LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
-LAUNCH_CONTACTS = 7
-NLAUNCH = 8
+LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N = 7, 8, 9
+NLAUNCH = 10
 
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
 CONSTRAINT_KEYS = ("ncon", "nefc", "solver_niter", "solver_converged", "qfrc_constraint")
 CREC_GEOM, CREC_POS, CREC_NORMAL, CREC_DIST, CREC_FORCE = 0, 2, 5, 8, 9
 NCREC = 12
+CREC_SPLIT = 1 << 20
 
 
-def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: bool = False, ncon_rec: int = 0):
+def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: bool = False, contacts: bool = False):
     """Offsets and shapes of the fields of one recorded frame, and its width."""
     sizes = {"time": (1, ()), "qpos": (nq, (nq,)), "qvel": (nv, (nv,)), "qacc": (nv, (nv,)),
              "ctrl": (nu, (nu,)), "act": (na, (na,)), "xpos": (3 * nbody, (nbody, 3)),
              "xquat": (4 * nbody, (nbody, 4)), "ncon": (1, ()), "nefc": (1, ()), "solver_niter": (1, ()),
-             "solver_converged": (1, ()), "qfrc_constraint": (nv, (nv,)),
-             "contacts": (NCREC * ncon_rec, (ncon_rec, NCREC))}
-    keys = FRAME_KEYS + (CONSTRAINT_KEYS if constraint else ()) + (("contacts",) if constraint and ncon_rec else ())
+             "solver_converged": (1, ()), "qfrc_constraint": (nv, (nv,)), "crec": (2, (2,))}
+    keys = FRAME_KEYS + (CONSTRAINT_KEYS if constraint else ()) + (("crec",) if constraint and contacts else ())
     out, off = {}, 0
     for k in keys:
         n, shape = sizes[k]

@@ -34,6 +34,8 @@ from rigidsim.model import Model
 
 _KIND = {1: "qpos", 2: "qvel", 3: "qacc"}
 FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
+CONTACT_BUDGET_BYTES = 64 << 20  # the contact pool a launch aims to fill at most (it grows past it when a
+#                                  single frame needs more)
 STEP_CHUNK = 4096
 LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
 
@@ -94,6 +96,8 @@ class Simulator:
         self._launch_host = np.zeros(L.NLAUNCH, np.int32)  # see _launch
         self._launch_i = self._launch_host if backend == "cpu" else self._dev(self._launch_host)
         self._frames = None  # the rollout's frame buffer, kept from call to call (`_frame_buffer`)
+        self._crec = self._dev(np.zeros((1, L.NCREC), self.dtype))  # the contact pool (`_launch_recorded`)
+        self._crec_host = self._host(self._crec)
         self.reset()
 
     def _set_layout(self, contacts: bool) -> None:
@@ -101,8 +105,8 @@ class Simulator:
         contacts when `contacts`."""
         m = self.model
         self._rec_contacts = bool(contacts and self.nefcmax and self.npair)
-        ncon_rec = self._sizes["nconmax"] if self._rec_contacts else 0
-        self._layout, self._fwidth = L.frame_layout(m.nq, m.nv, m.nu, m.na, m.nbody, bool(self.nefcmax), ncon_rec)
+        self._layout, self._fwidth = L.frame_layout(m.nq, m.nv, m.nu, m.na, m.nbody, bool(self.nefcmax),
+                                                    self._rec_contacts)
 
     # ------------------------------------------------------------------ device arrays
     def _dev(self, a: np.ndarray):
@@ -277,25 +281,63 @@ class Simulator:
             return self._ctrl_row, 1
         return self._dev(ctrl), 1
 
-    def _launch(self, controls, s0, n, every, frame0, final, record, frames):
-        """One rollout launch: n steps from step s0 of the call. The launch's numbers go in `_launch_i`, an
-        array whose identity never changes, so that every launch of a rollout (and of the next) reuses its
-        cached argument context instead of redoing the work for each of its ~90 arguments."""
+    def _launch(self, controls, s0, n, every, frame0, final, record, frames, resume=False):
+        """One rollout launch: n steps from step s0 of the call (`resume`: the envs paused for room in the
+        contact pool alone, from where they paused). The launch's numbers go in `_launch_i`, an array whose
+        identity never changes, so that every launch of a rollout (and of the next) reuses its cached argument
+        context instead of redoing the work for each of its ~90 arguments."""
         cs, use = controls
         li = self._launch_host
         li[L.LAUNCH_S0], li[L.LAUNCH_NSTEPS], li[L.LAUNCH_EVERY], li[L.LAUNCH_FRAME0] = s0, n, every, frame0
         li[L.LAUNCH_FINAL], li[L.LAUNCH_USE_CTRL], li[L.LAUNCH_RECORD] = int(final), use, int(record)
-        li[L.LAUNCH_CONTACTS] = int(self._rec_contacts)
+        li[L.LAUNCH_CONTACTS] = int(self._rec_contacts and record)
+        li[L.LAUNCH_RESUME] = int(resume)
         if self.backend != "cpu":
             self._launch_i.from_numpy(li)
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
 
             constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, self._cfg,
-                                      frames, self._status)
+                                      frames, self._crec, self._status)
         else:
             self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, frames,
-                                   self._status)
+                                   self._crec, self._status)
+        if self.backend != "cpu" and li[L.LAUNCH_CONTACTS]:
+            li[L.LAUNCH_POOL_N] = self._launch_i.to_numpy()[L.LAUNCH_POOL_N]
+
+    def _pool(self, rows: int) -> None:
+        """A contact pool of at least `rows` rows, keeping the rows already handed out (a launch's paused envs
+        go on into the larger pool)."""
+        old = self._crec_host
+        if old.shape[0] >= rows:
+            return
+        new = np.zeros((max(int(rows), 2 * old.shape[0]), L.NCREC), self.dtype)
+        used = min(int(self._launch_host[L.LAUNCH_POOL_N]), old.shape[0])
+        new[:used] = old[:used]
+        self._crec = self._dev(new)
+        self._crec_host = new  # on a device, the host's copy: refreshed after each recording launch
+
+    def _launch_recorded(self, controls, s0, n, every, frame0, final, frames) -> None:
+        """A recording launch, and when some envs found no room for their contacts in the pool, the launches
+        that resume them in a larger one until every env has done the launch's steps."""
+        li = self._launch_host
+        li[L.LAUNCH_POOL_N] = 0
+        self._launch(controls, s0, n, every, frame0, final, True, frames)
+        if not self._rec_contacts:
+            return
+        while True:
+            st = self._host(self._status)
+            if not (st[:, 0] == 2).any():
+                break
+            handed = int(li[L.LAUNCH_POOL_N])  # the rows that fitted, and those asked for in vain
+            cap = self._crec_host.shape[0]
+            if self.backend != "cpu":
+                self._crec_host = self._host(self._crec)
+            self._pool(max(2 * cap, handed + handed // 2))
+            li[L.LAUNCH_POOL_N] = cap  # the rows past the old end were never written
+            self._launch(controls, s0, n, every, frame0, final, True, frames, resume=True)
+        if self.backend != "cpu":
+            self._crec_host = self._host(self._crec)
 
     def _frame_buffer(self, shape):
         """The frame buffer of a rollout: the one of the last call when its shape fits (a launch then finds
@@ -307,7 +349,7 @@ class Simulator:
 
     def _failure(self):
         st = self._host(self._status)
-        bad = np.flatnonzero(st[:, 0])
+        bad = np.flatnonzero(st[:, 0] == 1)
         if bad.size == 0:
             return None
         env = int(bad[np.argmin(st[bad, 1])])
@@ -356,14 +398,20 @@ class Simulator:
         # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
         buf = self._frame_buffer((fc + 2, B, self._fwidth))
         final_frame = -(-nstep // every)  # the kernel's index of the state after the last step
+        pool_rows = CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize)
+        if self._rec_contacts:
+            self._pool(min(pool_rows, (fc + 2) * B * 8))
+        rows_per_frame = 0.0  # contact rows a recorded frame (of all B envs) took so far, at most
         s0 = 0
         n_next = 1  # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS
         while True:
             n = min(n_next, span, nstep - s0)
+            if rows_per_frame > 0:  # as many frames as the contact pool's budget holds, one at least
+                n = max(1, min(n, int(pool_rows // rows_per_frame) * every))
             last = s0 + n >= nstep
             frame0 = s0 // every
             t_launch = time.perf_counter()
-            self._launch(c, s0, n, every, frame0, last, True, buf)
+            self._launch_recorded(c, s0, n, every, frame0, last, buf)
             elapsed = time.perf_counter() - t_launch
             # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress
             if elapsed < LAUNCH_SECONDS:
@@ -378,6 +426,8 @@ class Simulator:
             if last and (not idx or idx[-1] != final_frame):
                 idx.append(final_frame)
                 steps.append(nstep)
+            if self._rec_contacts and idx:
+                rows_per_frame = max(rows_per_frame, int(self._launch_host[L.LAUNCH_POOL_N]) / len(idx))
             fail = self._failure()
             if fail is not None:  # only the frames before the failing step are complete
                 keep = sum(1 for st in steps if st < fail[0])
@@ -406,10 +456,12 @@ class Simulator:
         and env by env: 'count' [n, B], and over all rows 'geom' [K, 2], 'pos' [K, 3], 'normal' [K, 3],
         'dist' [K], 'force' [K, 3] (world frame, by geom 1 on geom 2)."""
         count = f["ncon"].astype(np.int64)
-        # only the rows some env used: the rest of the capacity (max_contacts rows per env and frame) is never
-        # read, so its pages are never touched
-        rec = f["contacts"][:, :, :int(count.max(initial=0))]
-        rows = rec[np.arange(rec.shape[2])[None, None, :] < count[:, :, None]]  # [K, NCREC] in (t, b, c) order
+        k = count.reshape(-1)
+        crec = f["crec"].reshape(-1, 2).astype(np.int64)
+        start = crec[:, 0] * L.CREC_SPLIT + crec[:, 1]  # where each frame's rows start in the pool
+        # the rows of frame t, env b, contact c in (t, b, c) order: their starts repeated, plus c
+        first = np.repeat(np.cumsum(k) - k, k)
+        rows = self._crec_host[np.repeat(start, k) + (np.arange(first.size) - first)]
         return {"count": count, "geom": rows[:, L.CREC_GEOM:L.CREC_GEOM + 2].astype(np.int32),
                 "pos": rows[:, L.CREC_POS:L.CREC_POS + 3], "normal": rows[:, L.CREC_NORMAL:L.CREC_NORMAL + 3],
                 "dist": rows[:, L.CREC_DIST], "force": rows[:, L.CREC_FORCE:L.CREC_FORCE + 3]}

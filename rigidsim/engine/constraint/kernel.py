@@ -70,7 +70,7 @@ def constraint_rollout_kernel(
     # In:
     ctrl_seq: ND, launch: ND, integrator: ti.template(), kinds: ti.template(),
     # Out:
-    frames: ND, status: ND,
+    frames: ND, crec: ND, status: ND,
 ):
     """`kernels.rollout_kernel` with the constraint stage in every forward pass; each frame also records the
     constraint fields (`layout.frame_layout`), with the contacts when launch[LAUNCH_CONTACTS] is 1."""
@@ -88,4 +88,4 @@ def constraint_rollout_kernel(
                   ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
                   solver_Hcone, solver_n),
             # <<< generated
-            b, ctrl_seq, frames, status, launch, integrator, constraint_stage, kinds, record_constraint)
+            b, ctrl_seq, frames, crec, status, launch, integrator, constraint_stage, kinds, record_constraint)

@@ -1,6 +1,7 @@
 """What a frame of a scene with constraints records after xquat (`layout.frame_layout`): ncon, nefc, the
-solver's iterations and whether it converged, qfrc_constraint, and with `contacts` every contact of the
-frame: its geoms, position, normal, dist and force.
+solver's iterations and whether it converged, qfrc_constraint, and with `contacts` where the frame's contacts
+start in the launch's contact pool, and in the pool every contact of the frame: its geoms, position, normal,
+dist and force.
 
 The force is MuJoCo's mj_contactForce turned into world coordinates: the contact's rows' efc_force decoded
 into the contact frame (elliptic: as they are; pyramidal: the normal force is the sum of the 2 (dim - 1)
@@ -14,7 +15,7 @@ from rigidsim.engine import math as sm
 from rigidsim.engine.layout import (
     CNSTR_CONTACT_PYRAMIDAL, CON_DIST, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_GEOM2, CON_POS, CREC_DIST, CREC_FORCE,
     CREC_GEOM, CREC_NORMAL, CREC_POS, EFC_DIM, EFC_FORCE, EFC_FRICTION, EFC_TYPE, EFCN_CONVERGED, EFCN_NEFC,
-    EFCN_NITER, NCREC, QFRC_CONSTRAINT, SZ_NCONMAX, SZ_NV,
+    EFCN_NITER, LAUNCH_POOL_N, NCREC, CREC_SPLIT, QFRC_CONSTRAINT, SZ_NCONMAX, SZ_NV,
 )
 
 
@@ -42,7 +43,10 @@ def contact_force(d: ti.template(), b, c):
 
 
 @ti.func
-def record_constraint(m: ti.template(), d: ti.template(), b, frames: ti.template(), t, o, contacts):
+def record_constraint(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: ti.template(),
+                      launch: ti.template(), t, o, contacts):
+    """Returns 0 when the pool `crec` has no room left for the frame's contacts (nothing of them written),
+    else 1."""
     cap = m.opt_i[SZ_NCONMAX]
     ncon = ti.min(d.ncon[b], cap)
     frames[t, b, o] = ncon
@@ -52,19 +56,28 @@ def record_constraint(m: ti.template(), d: ti.template(), b, frames: ti.template
     nv = m.opt_i[SZ_NV]
     for i in range(nv):
         frames[t, b, o + 4 + i] = d.dof[b, i, QFRC_CONSTRAINT]
+    ok = 1
     if contacts != 0:
-        # the env's ncon rows; the rest of its max_contacts rows are left as they are (readers take the first
-        # ncon, `Simulator.contact_rows`): clearing them wrote the whole capacity every frame (27 boxes:
-        # 2,916 rows, 0.3 GB a frame at B = 1024)
-        base = o + 4 + nv
-        for c in range(ncon):
-            r = base + c * NCREC
-            frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
-            f = contact_force(d, b, c)
-            frames[t, b, r + CREC_GEOM] = d.contact_i[b, c, CON_GEOM1]
-            frames[t, b, r + CREC_GEOM + 1] = d.contact_i[b, c, CON_GEOM2]
-            for k in ti.static(range(3)):
-                frames[t, b, r + CREC_POS + k] = d.contact[b, c, CON_POS + k]
-                frames[t, b, r + CREC_NORMAL + k] = frame[k]
-                frames[t, b, r + CREC_FORCE + k] = f[0] * frame[k] + f[1] * frame[3 + k] + f[2] * frame[6 + k]
-            frames[t, b, r + CREC_DIST] = d.contact[b, c, CON_DIST]
+        # the frame's ncon rows, at a start taken from the pool's counter: a frame writes what it has, not a
+        # max_contacts capacity (27 boxes: 2,916 rows a frame, 0.3 GB at B = 1024; the Panda's 900 rows, of
+        # which it used none, made a frame 88 KiB and a launch one step long)
+        start = 0
+        if ncon > 0:
+            start = ti.atomic_add(launch[LAUNCH_POOL_N], ncon)
+        if start + ncon > crec.shape[0]:
+            ok = 0
+        else:
+            frames[t, b, o + 4 + nv] = start // CREC_SPLIT
+            frames[t, b, o + 5 + nv] = start % CREC_SPLIT
+            for c in range(ncon):
+                r = start + c
+                frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
+                f = contact_force(d, b, c)
+                crec[r, CREC_GEOM] = d.contact_i[b, c, CON_GEOM1]
+                crec[r, CREC_GEOM + 1] = d.contact_i[b, c, CON_GEOM2]
+                for k in ti.static(range(3)):
+                    crec[r, CREC_POS + k] = d.contact[b, c, CON_POS + k]
+                    crec[r, CREC_NORMAL + k] = frame[k]
+                    crec[r, CREC_FORCE + k] = f[0] * frame[k] + f[1] * frame[3 + k] + f[2] * frame[6 + k]
+                crec[r, CREC_DIST] = d.contact[b, c, CON_DIST]
+    return ok
