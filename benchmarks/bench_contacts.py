@@ -187,10 +187,11 @@ class Ours:
         initial state; the reset and prepare before it are not timed."""
         sim = self.sim
         sim.reset(**{k: np.asarray(v) for k, v in self.state.items()})
-        sim.prepare()  # as _run does before its clock starts (a launch of 0 steps on the new arrays)
         record, every = default if mode == "default" else (("qpos",), steps)
         rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax)
         ctrl = None if self.ctrl is None else self.ctrl[:steps]  # as --ctrl's rows are cut to --steps
+        # as _run does before its clock starts: a launch of 0 steps with the run's arrays
+        sim.prepare(steps, every, ctrl, rec_contacts)
         final = ncon = None
         t0 = time.perf_counter()
         for _, _, fv, crows in self.runner.frame_blocks(sim, self.model, steps, every, ctrl, record,

@@ -418,10 +418,12 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         sim = Simulator(model, a.envs, precision=precision, backend=backend, kinematics_only=kinematics_only,
                         pair_options=resolved)
         sim.reset(**{k: np.asarray(v) for k, v in state.items()})
-        sim.prepare()  # compile before the output file exists, so an early Ctrl-C leaves nothing half-made
         # contacts with their forces come with every frame of a scene with constraints; frame 0 of a scene the
         # engine cannot step (kinematics only) has its contacts from collision detection alone, forces NaN
         rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax) and not kinematics_only
+        # compile before the output file exists, so an early Ctrl-C leaves nothing half-made; with the run's
+        # own frame buffer and controls, so that its first launch finds its arguments ready
+        sim.prepare(a.steps, a.every, ctrl, rec_contacts)
         if "contacts" in record and a.steps == 0 and sim.npair and not rec_contacts:
             sim.collide()
             contacts0 = contact_rows(model, sim.contacts())

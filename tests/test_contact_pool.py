@@ -156,3 +156,27 @@ def test_a_scene_without_contacts_records_none(tmp_path_factory):
         c = sim.contact_rows(sim.fields(block))
         total += int(c["count"].sum()) + c["geom"].shape[0]
     assert total == 0
+
+
+def test_reset_in_place_and_prepared_arrays_change_nothing(path, roomy, monkeypatch):
+    """A small batch is reset in place (its arrays, and so the launches' cached argument contexts, kept) and
+    `prepare` with the rollout's arguments launches with the arrays the rollout then passes: the rollout after
+    either records bit for bit what the first rollout of a new Simulator records."""
+    model, sim = _sim(path)
+    d0 = {k: v for k, v in sim._d.items()}
+    q0 = sim.get("qpos")
+    ref_frames, ref_rows = roomy
+    for _ in range(2):  # the second time after a rollout has left its scratch in every array
+        sim.reset(qpos=q0)
+        assert all(sim._d[k] is d0[k] for k in d0)
+        sim.prepare(STEPS, 1, None, True)
+        frames, rows = _record(sim)
+        for k in ref_rows:
+            np.testing.assert_array_equal(rows[k], ref_rows[k], err_msg=k)
+        crec = sim._layout["crec"][0]
+        np.testing.assert_array_equal(frames[:, :, :crec], ref_frames[:, :, :crec])
+    monkeypatch.setattr(S, "RESET_IN_PLACE_BYTES", 0)  # a large batch: new arrays
+    sim.reset(qpos=q0)
+    assert sim._d["qpos"] is not d0["qpos"]
+    frames, rows = _record(sim)
+    np.testing.assert_array_equal(rows["force"], ref_rows["force"])

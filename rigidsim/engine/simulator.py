@@ -37,6 +37,13 @@ FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
 CONTACT_BUDGET_BYTES = 64 << 20  # the contact pool a launch aims to fill at most (it grows past it when a
 #                                  single frame needs more)
 STEP_CHUNK = 4096
+# reset: a batch whose Data arrays take at most this many bytes is reset in place (zeroed and refilled), so
+# that the arrays keep their identity and the next launch finds its argument context cached; rebuilding that
+# context costs ~0.5 ms (cheetah, B = 1), about what clearing 2 MiB costs. Larger batches get new (lazily
+# zeroed) arrays: clearing reserved capacity that an env never touches would cost more than the rebuild.
+RESET_IN_PLACE_BYTES = 2 << 20
+# a control sequence of at most this many bytes is copied into an array kept from call to call (same reason)
+CTRL_KEPT_BYTES = 4 << 20
 LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
 
 
@@ -92,10 +99,11 @@ class Simulator:
         self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
-        self._ctrl_row = None  # see _controls
+        self._ctrl_row = self._ctrl_seq = None  # see _controls
         self._launch_host = np.zeros(L.NLAUNCH, np.int32)  # see _launch
         self._launch_i = self._launch_host if backend == "cpu" else self._dev(self._launch_host)
-        self._frames = None  # the rollout's frame buffer, kept from call to call (`_frame_buffer`)
+        self._step_seconds = None  # a rollout step's wall time, as the last long enough launch timed it
+        self._frames = []  # the rollouts' frame buffers, kept from call to call (`_frame_buffer`)
         self._crec = self._dev(np.zeros((1, L.NCREC), self.dtype))  # the contact pool (`_launch_recorded`)
         self._crec_host = self._host(self._crec)
         self.reset()
@@ -157,13 +165,20 @@ class Simulator:
                                         d["time"].shape).copy()
         # the kernels take each array flattened to 1-D: on the CPU a view of the [B, ...] array held here
         self._dshape = {k: v.shape for k, v in d.items()}
-        if self.backend == "cpu":
+        old = getattr(self, "_d", None)
+        if (self.backend == "cpu" and old is not None and all(old[k].shape == v.shape for k, v in d.items())
+                and sum(v.nbytes for v in old.values()) <= RESET_IN_PLACE_BYTES):
+            for k, v in d.items():  # in place: the arrays (and the launches' cached contexts) are kept
+                np.copyto(old[k], v)
+            self._status[...] = 0
+        elif self.backend == "cpu":
             self._d = {k: np.ascontiguousarray(v) for k, v in d.items()}
             self._dflat = tuple(self._d[k].reshape(-1) for k in L.DATA_ARGS)
+            self._status = np.zeros((self.n_envs, 4), np.int32)
         else:
             self._d = {k: self._dev(v.reshape(-1)) for k, v in d.items()}
             self._dflat = tuple(self._d[k] for k in L.DATA_ARGS)
-        self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
+            self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
 
     # ------------------------------------------------------------------ stages
     def kinematics(self) -> None:
@@ -279,6 +294,11 @@ class Simulator:
                 self._ctrl_row = np.empty(ctrl.shape, self.dtype)
             self._ctrl_row[...] = ctrl
             return self._ctrl_row, 1
+        if self.backend == "cpu" and ctrl.nbytes <= CTRL_KEPT_BYTES:
+            if self._ctrl_seq is None or self._ctrl_seq.shape != ctrl.shape:
+                self._ctrl_seq = np.empty(ctrl.shape, self.dtype)
+            self._ctrl_seq[...] = ctrl
+            return self._ctrl_seq, 1
         return self._dev(ctrl), 1
 
     def _launch(self, controls, s0, n, every, frame0, final, record, frames, resume=False):
@@ -340,12 +360,15 @@ class Simulator:
             self._crec_host = self._host(self._crec)
 
     def _frame_buffer(self, shape):
-        """The frame buffer of a rollout: the one of the last call when its shape fits (a launch then finds
-        its argument context cached, and no new memory is touched), else a new one."""
-        if self._frames is None or self._frames.shape != shape:
-            self._frames = None
-            self._frames = self._dev(np.zeros(shape, self.dtype))
-        return self._frames
+        """The frame buffer of a rollout: one of the last two calls' when its shape fits (a launch then finds
+        its argument context cached, and no new memory is touched), else a new one (the older is dropped)."""
+        for k, f in enumerate(self._frames):
+            if f.shape == shape:
+                self._frames.insert(0, self._frames.pop(k))
+                return f
+        del self._frames[1:]
+        self._frames.insert(0, self._dev(np.zeros(shape, self.dtype)))
+        return self._frames[0]
 
     def _failure(self):
         st = self._host(self._status)
@@ -361,9 +384,28 @@ class Simulator:
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
-    def prepare(self) -> None:
-        """Compile (or load from the offline cache) the rollout kernel now, without stepping."""
-        self._launch((self._noctrl, 0), 0, 0, 1, 0, False, False, self._nodata)
+    def prepare(self, nstep: Optional[int] = None, every: int = 1, ctrl=None, contacts: bool = False) -> None:
+        """Compile (or load from the offline cache) the rollout kernel now, without stepping. Given the
+        arguments of the `rollout_blocks` call to come, with the arrays that call will pass (its frame buffer
+        and controls), so that its first launch finds its argument context ready."""
+        if nstep is None:
+            self._launch((self._noctrl, 0), 0, 0, 1, 0, False, False, self._nodata)
+            return
+        c = self._controls(self._ctrl_rows(ctrl, int(nstep)))
+        self._set_layout(contacts)
+        _, buf = self._rollout_buffer(int(nstep), int(every))
+        self._launch(c, 0, 0, int(every), 0, False, False, buf)
+
+    def _rollout_buffer(self, nstep: int, every: int):
+        """(frames a launch may record at most but 2, the frame buffer) of a rollout of `nstep` steps."""
+        per_frame = self.n_envs * self._fwidth * np.dtype(self.dtype).itemsize
+        fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
+        if self._rec_contacts:  # the contact pool: 8 rows a frame to start with, within its budget
+            self._launch_host[L.LAUNCH_POOL_N] = 0
+            self._pool(min(CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize),
+                           (fc + 2) * self.n_envs * 8))
+        # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
+        return fc, self._frame_buffer((fc + 2, self.n_envs, self._fwidth))
 
     def step(self, nstep: int = 1, ctrl=None) -> None:
         """Advance every env `nstep` steps; ctrl None holds the current ctrl, else [nstep or 1, B or 1, nu]."""
@@ -392,18 +434,15 @@ class Simulator:
         c = self._controls(self._ctrl_rows(ctrl, nstep))
         self._set_layout(contacts)
         B = self.n_envs
-        per_frame = B * self._fwidth * np.dtype(self.dtype).itemsize
-        fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
+        fc, buf = self._rollout_buffer(nstep, every)
         span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
-        # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
-        buf = self._frame_buffer((fc + 2, B, self._fwidth))
         final_frame = -(-nstep // every)  # the kernel's index of the state after the last step
         pool_rows = CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize)
-        if self._rec_contacts:
-            self._pool(min(pool_rows, (fc + 2) * B * 8))
         rows_per_frame = 0.0  # contact rows a recorded frame (of all B envs) took so far, at most
         s0 = 0
-        n_next = 1  # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS
+        # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS; from one step, or when an
+        # earlier rollout of this batch timed its steps, from what fills an eighth of that
+        n_next = 1 if self._step_seconds is None else max(1, int(LAUNCH_SECONDS / 8 / self._step_seconds))
         while True:
             n = min(n_next, span, nstep - s0)
             if rows_per_frame > 0:  # as many frames as the contact pool's budget holds, one at least
@@ -413,6 +452,8 @@ class Simulator:
             t_launch = time.perf_counter()
             self._launch_recorded(c, s0, n, every, frame0, last, buf)
             elapsed = time.perf_counter() - t_launch
+            if n >= 8:  # long enough for its launch overhead to be small
+                self._step_seconds = elapsed / n
             # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress
             if elapsed < LAUNCH_SECONDS:
                 n_next = n * 8 if elapsed < LAUNCH_SECONDS / 8 else max(n + 1, int(n * LAUNCH_SECONDS / max(elapsed, 1e-9)))
