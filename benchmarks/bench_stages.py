@@ -49,14 +49,15 @@ STAGES = ("smooth", "collision", "rows", "solve", "forward")
 DEFAULT_STATES = "humanoid:20,humanoid:1000,cheetah:100,boxes27:30,boxes27:1000,panda:20"
 
 
-def mujoco_state(mjm, K: int):
-    """MuJoCo's data after K steps from the initial state under seed-0 controls (in the control range)."""
+def mujoco_state(mjm, K: int, unit: bool = False):
+    """MuJoCo's data after K steps from the initial state under seed-0 controls (in the control range, or with
+    `unit` in [-1, 1] as bench_contacts.py draws them: the Panda's gripper then closes on itself)."""
     import mujoco
 
     d = mujoco.MjData(mjm)
     rng = np.random.default_rng(0)
-    lo = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 0], -1.0)
-    hi = np.where(mjm.actuator_ctrllimited, mjm.actuator_ctrlrange[:, 1], 1.0)
+    lo = np.where(mjm.actuator_ctrllimited & (not unit), mjm.actuator_ctrlrange[:, 0], -1.0)
+    hi = np.where(mjm.actuator_ctrllimited & (not unit), mjm.actuator_ctrlrange[:, 1], 1.0)
     for _ in range(K):
         if mjm.nu:
             d.ctrl[:] = rng.uniform(lo, hi)
@@ -138,7 +139,7 @@ def mujoco_loops(mjm, d, n: int):
             "solve": loop(solve), "forward": loop(lambda: mujoco.mj_forward(mjm, d))}
 
 
-def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0):
+def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0, unit: bool = False):
     """(ours, mujoco, counts): per stage the median over rounds of µs per env-forward; counts of both sides."""
     import mujoco
 
@@ -149,7 +150,7 @@ def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0)
     if sim is None:
         return None, None, mjm
     # the state as the scene reaches it (its own flags), then timed with `disable`
-    d = mujoco_state(mujoco.MjModel.from_xml_path(str(SCENES[name])), K)
+    d = mujoco_state(mujoco.MjModel.from_xml_path(str(SCENES[name])), K, unit)
     mujoco.mj_forward(mjm, d)
     set_state(sim, d)
     snap = {k: v.copy() for k, v in sim._d.items()}
@@ -186,6 +187,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=16, help="envs per launch of ours (identical states)")
     ap.add_argument("--reps", type=int, default=50, help="forward passes per env and launch of ours")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--unit-ctrl", action="store_true",
+                    help="controls in [-1, 1] (bench_contacts.py's) rather than in each actuator's range")
     ap.add_argument("--disable", default="", help="disable flags for both engines, e.g. island,warmstart")
     args = ap.parse_args(argv)
     os.environ["RIGIDSIM_CPU_THREADS"] = "1"
@@ -210,7 +213,8 @@ def main(argv=None) -> int:
         table.add_column(col, justify="right")
     for spec in args.states.split(","):
         name, _, k = spec.partition(":")
-        ours, ref, counts = measure(name, int(k or 0), args.batch, args.reps, args.rounds, disable)
+        ours, ref, counts = measure(name, int(k or 0), args.batch, args.reps, args.rounds, disable,
+                                      args.unit_ctrl)
         if ours is None:
             table.add_row(spec, str(counts)[:60], *[""] * len(STAGES))
             continue
