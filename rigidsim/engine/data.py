@@ -472,7 +472,7 @@ def rk_width(model: M.Model) -> int:
 def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, mid=None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
-    overflows; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex, mesh or
+    overflows; nconall: that most; nccdf, nccdi: the GJK/EPA colliders' scratch per env (0 without convex, mesh or
     height-field pairs); nbvh, npairbvh: the midphase's boxes and walk steps. `tab`: the candidate pairs'
     `params.pair_table`, `mid`: their `bvh.midphase_tables`, when the caller has them already."""
     r = {**CP.PAIR_OPTIONS, "max_contacts": None, **(r or {})}
@@ -491,6 +491,7 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, 
     if mid is None:
         mid = BVH.midphase_tables(model, tab)
     return dict(npair=len(tab["geom"]), nbvh=len(mid["boxes"]), npairbvh=len(mid["nodes"]), nconmax=nconmax,
+                nconall=int(tab["maxcon"].sum()),
                 nccdf=nccdf, nccdi=nccdi, nefcmax=nefcmax, nefcwide=nefcwide, efcw=efcw,
                 njsize=max(1, nefcwide * model.nv + (nefcmax - nefcwide) * efcw))
 

@@ -23,8 +23,9 @@ from rigidsim.engine.lang import env_loop, env_of, kernel
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME,
-    LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL,
+    LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA,
+    SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -185,10 +186,11 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
     resumed = 0  # 1 while the paused step's forward pass is kept
     if launch[LAUNCH_RESUME] != 0:
         start = nsteps + final  # not paused: nothing to do
-        if status[b, 0] == 2:
+        if status[b, 0] == ENV_PAUSED_POOL or status[b, 0] == ENV_PAUSED_CAPACITY:
             start = status[b, 1] - s0
-            resumed = 1
-            status[b, 0] = 0
+            # paused for the pool: its forward pass is kept; for capacity: done again with room for its contacts
+            resumed = 1 if status[b, 0] == ENV_PAUSED_POOL else 0
+            status[b, 0] = ENV_RUNNING
     alive = 1 if status[b, 0] == 0 else 0
     nrow = ctrl_seq.shape[0]
     bc = b if ctrl_seq.shape[1] > 1 else 0
@@ -223,7 +225,11 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                         forward(m, d, b, integrator, constraint, kinds)
                         if d.ncon[b] > m.opt_i[SZ_NCONMAX]:  # more contacts than max_contacts: stop, drop nothing
                             alive = 0
-                            if status[b, 0] == 0:
+                            if launch[LAUNCH_GROW] != 0:  # pause: the step is done again in a larger buffer
+                                status[b, 0] = ENV_PAUSED_CAPACITY
+                                status[b, 1] = gs
+                                status[b, 3] = d.ncon[b]
+                            elif status[b, 0] == 0:
                                 status[b, 0] = 1
                                 status[b, 1] = gs
                                 status[b, 2] = 4
@@ -242,7 +248,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                             if not _record(m, d, b, frames, crec, launch, (gs + every - 1) // every - frame0,
                                            extra, contacts):
                                 alive = 0  # no room for its contacts: pause here, resumed by the next launch
-                                status[b, 0] = 2
+                                status[b, 0] = ENV_PAUSED_POOL
                                 status[b, 1] = gs
                     if ti.static(integrator == INT_RK4):
                         if alive and s < nsteps:

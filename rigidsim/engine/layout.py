@@ -309,12 +309,17 @@ MINVAL = 1e-15  # mjMINVAL
 # in world coordinates), each frame's rows together, the frames in the order they found room
 # a rollout launch's own numbers, in one int32 array the simulator keeps and rewrites before each launch (its
 # identity never changes, so the launch reuses its cached argument context: `lang._cached_host_array_launches`);
-# LAUNCH_RESUME: 1 for a launch that runs the envs paused for room in the contact pool (status 2) alone;
+# LAUNCH_RESUME: 1 for a launch that runs the paused envs (status 2, 3) alone; LAUNCH_GROW: 1 when the contact
+# capacity grows (an env that finds more contacts than it holds pauses instead of failing);
 # LAUNCH_POOL_N: the contact pool's rows handed out, counted up by the kernel (past the pool's size when an
 # env found no room)
 LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
-LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N = 7, 8, 9
-NLAUNCH = 10
+LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N, LAUNCH_GROW = 7, 8, 9, 10
+NLAUNCH = 11
+# status[b, 0] of a rollout's env: 0 running, 1 failed (status[b, 1:4]: step, kind, detail), 2 paused for room
+# in the contact pool, 3 paused for contact capacity (LAUNCH_GROW: max_contacts is sized automatically;
+# status[b, 3]: the contacts it found), both at step status[b, 1]
+ENV_RUNNING, ENV_FAILED, ENV_PAUSED_POOL, ENV_PAUSED_CAPACITY = 0, 1, 2, 3
 
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
 CONSTRAINT_KEYS = ("ncon", "nefc", "solver_niter", "solver_converged", "qfrc_constraint")

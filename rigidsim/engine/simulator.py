@@ -37,6 +37,7 @@ FRAME_BUDGET_BYTES = 32 << 20  # in-kernel frame buffer per rollout chunk
 CONTACT_BUDGET_BYTES = 64 << 20  # the contact pool a launch aims to fill at most (it grows past it when a
 #                                  single frame needs more)
 STEP_CHUNK = 4096
+CONTACTS_START = 64  # max_contacts null: the contact capacity to start with (at least 2 per geom), then grown
 # reset: a batch whose Data arrays take at most this many bytes is reset in place (zeroed and refilled), so
 # that the arrays keep their identity and the next launch finds its argument context cached; rebuilding that
 # context costs ~0.5 ms (cheetah, B = 1), about what clearing 2 MiB costs. Larger batches get new (lazily
@@ -69,8 +70,19 @@ class Simulator:
         self.integrator = D.integrator_of(model)
         self.dtype = np.float64 if precision == 64 else np.float32
         self._r = pair_options  # the resolved options (collision pairs, contact capacity), or None: defaults
-        mp = D.put_model(model, self.dtype, pair_options)
-        self._sizes = D.array_sizes(model, pair_options)  # once: reset() allocates from it
+        self._sizes = D.array_sizes(model, pair_options)  # reset() allocates from it
+        # max_contacts null: the contact capacity starts at what a scene of this size usually needs and grows
+        # when an env finds more (it pauses, the buffers grow, the step is done again: nothing is dropped), up to
+        # what every candidate pair can produce together. RK4's stages carry state within a step: it gets
+        # that most from the start.
+        start = min(self._sizes["nconall"], max(CONTACTS_START, 2 * model.ngeom))
+        self._grow = ((pair_options or {}).get("max_contacts") is None and self.integrator != L.INT_RK4
+                      and start < self._sizes["nconall"])
+        r = pair_options
+        if self._grow:
+            r = {**(pair_options or {}), "max_contacts": start}
+            self._sizes = D.array_sizes(model, r)
+        mp = D.put_model(model, self.dtype, r)
         self.npair = int(mp["opt_i"][L.SZ_NPAIR])
         from rigidsim.engine.collision.params import MIDPHASE_BIT, SAP_BIT, kinds_of
 
@@ -96,6 +108,7 @@ class Simulator:
                 self._cfg |= int(stage)
         # kernels take every packed array flattened to 1-D (see `groups._Flat`)
         self._m = tuple(self._dev(np.ascontiguousarray(mp[k]).reshape(-1)) for k in L.MODEL_ARGS)
+        self._opt_i = np.array(mp["opt_i"]).reshape(-1)  # the host's copy (`_grow_contacts` changes sizes in it)
         self._set_layout(False)
         self._nodata = self._dev(np.zeros((1, 1, 1), self.dtype))
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
@@ -194,6 +207,8 @@ class Simulator:
             from rigidsim.engine.constraint.kernel import constraint_forward_kernel  # constraint scenes only
 
             constraint_forward_kernel(*self._m, *self._dargs(), variant, self._cfg, int(reps))
+            while self._room():  # the capacity grew: the pass again, with room for every contact
+                constraint_forward_kernel(*self._m, *self._dargs(), variant, self._cfg, int(reps))
             self._check_contacts()
         else:
             self._k.forward_kernel(*self._m, *self._dargs(), variant, int(reps))
@@ -201,7 +216,21 @@ class Simulator:
     def collide(self) -> None:
         """mj_kinematics and mj_collision at the current state: the contacts of every env (`contacts`)."""
         self._collide_launch()
+        while self._room():
+            self._collide_launch()
         self._check_contacts()
+
+    def _room(self) -> bool:
+        """After a pass while the contact capacity grows: True when some env found more contacts than it holds
+        (the capacity has grown for them; the pass must be done again), else False."""
+        if not self._grow:
+            return False
+        h = self._d if self.backend == "cpu" else self._host_data()
+        need = int(np.asarray(h["ncon"]).max(initial=0))
+        if need <= self.nconmax:
+            return False
+        self._grow_contacts(need)
+        return True
 
     def _collide_launch(self) -> None:
         from rigidsim.engine.collision.kernel import collision_kernel  # only scenes with contacts load it
@@ -218,7 +247,7 @@ class Simulator:
             b = int(over[0])
             raise SimulationError(
                 f"env {b} found {int(ncon[b])} contacts at step {step}, more than max_contacts={self.nconmax} "
-                f"holds; raise max_contacts (--set max_contacts=N, or null to size it for every pair)",
+                f"holds; raise max_contacts (--set max_contacts=N, or null to let it grow as needed)",
                 step=step, env=b)
         cap = (self._r or {}).get("max_collision_pairs")
         if cap is not None:
@@ -312,6 +341,7 @@ class Simulator:
         li[L.LAUNCH_FINAL], li[L.LAUNCH_USE_CTRL], li[L.LAUNCH_RECORD] = int(final), use, int(record)
         li[L.LAUNCH_CONTACTS] = int(self._rec_contacts and record)
         li[L.LAUNCH_RESUME] = int(resume)
+        li[L.LAUNCH_GROW] = int(self._grow)
         if self.backend != "cpu":
             self._launch_i.from_numpy(li)
         if self.nefcmax:
@@ -337,27 +367,57 @@ class Simulator:
         self._crec = self._dev(new)
         self._crec_host = new  # on a device, the host's copy: refreshed after each recording launch
 
-    def _launch_recorded(self, controls, s0, n, every, frame0, final, frames) -> None:
-        """A recording launch, and when some envs found no room for their contacts in the pool, the launches
-        that resume them in a larger one until every env has done the launch's steps."""
+    def _launch_all(self, controls, s0, n, every, frame0, final, record, frames) -> None:
+        """A launch, and when some envs paused (no room for their contacts in the pool, or more contacts than
+        the contact capacity holds while it grows), the launches that resume them after the pool or the
+        capacity grew, until every env has done the launch's steps."""
         li = self._launch_host
         li[L.LAUNCH_POOL_N] = 0
-        self._launch(controls, s0, n, every, frame0, final, True, frames)
-        if not self._rec_contacts:
-            return
-        while True:
+        self._launch(controls, s0, n, every, frame0, final, record, frames)
+        while self._rec_contacts or self._grow:
             st = self._host(self._status)
-            if not (st[:, 0] == 2).any():
+            pool, cap = st[:, 0] == L.ENV_PAUSED_POOL, st[:, 0] == L.ENV_PAUSED_CAPACITY
+            if not (pool.any() or cap.any()):
                 break
-            handed = int(li[L.LAUNCH_POOL_N])  # the rows that fitted, and those asked for in vain
-            cap = self._crec_host.shape[0]
-            if self.backend != "cpu":
-                self._crec_host = self._host(self._crec)
-            self._pool(max(2 * cap, handed + handed // 2))
-            li[L.LAUNCH_POOL_N] = cap  # the rows past the old end were never written
-            self._launch(controls, s0, n, every, frame0, final, True, frames, resume=True)
-        if self.backend != "cpu":
+            if pool.any():
+                handed = int(li[L.LAUNCH_POOL_N])  # the rows that fitted, and those asked for in vain
+                rows = self._crec_host.shape[0]
+                if self.backend != "cpu":
+                    self._crec_host = self._host(self._crec)
+                self._pool(max(2 * rows, handed + handed // 2))
+                li[L.LAUNCH_POOL_N] = rows  # the rows past the old end were never written
+            if cap.any():
+                self._grow_contacts(int(st[cap, 3].max()))
+            self._launch(controls, s0, n, every, frame0, final, record, frames, resume=True)
+        if self.backend != "cpu" and self._rec_contacts and record:
             self._crec_host = self._host(self._crec)
+
+    def _grow_contacts(self, need: int) -> None:
+        """Contact capacity for `need` contacts an env found (a quarter more, at least twice the old, at most
+        what every pair can produce): the buffers sized by it are made anew, and their sizes and strides in the
+        model's opt_i. Nothing in them outlives a step, so the paused envs redo their step in the new ones."""
+        full = self._sizes["nconall"]
+        n = min(full, max(2 * self.nconmax, -(-5 * int(need) // 4)))
+        sizes = D.array_sizes(self.model, {**(self._r or {}), "max_contacts": n})
+        new = D.make_data(self.model, self.n_envs, self.dtype, sizes=sizes)
+        oi = self._opt_i
+        oi[L.SZ_NCONMAX], oi[L.SZ_NEFCMAX] = sizes["nconmax"], sizes["nefcmax"]
+        for name, rows, cols, *_ in L.DATA_ARRAYS:
+            if rows is None or new[name].shape == self._dshape[name]:
+                continue
+            oi[L.STR[name]] = D._size(sizes, rows) * D._size(sizes, cols)
+            self._dshape[name] = new[name].shape
+            self._d[name] = new[name] if self.backend == "cpu" else self._dev(new[name].reshape(-1))
+        k = L.MODEL_ARGS.index("opt_i")
+        if self.backend == "cpu":
+            self._m[k][...] = oi
+            self._dflat = tuple(self._d[x].reshape(-1) for x in L.DATA_ARGS)
+        else:
+            self._m[k].from_numpy(oi)
+            self._dflat = tuple(self._d[x] for x in L.DATA_ARGS)
+        self._sizes = sizes
+        self.nconmax, self.nefcmax = sizes["nconmax"], sizes["nefcmax"]
+        self._grow = n < full
 
     def _frame_buffer(self, shape):
         """The frame buffer of a rollout: one of the last two calls' when its shape fits (a launch then finds
@@ -372,15 +432,15 @@ class Simulator:
 
     def _failure(self):
         st = self._host(self._status)
-        bad = np.flatnonzero(st[:, 0] == 1)
+        bad = np.flatnonzero(st[:, 0] == L.ENV_FAILED)
         if bad.size == 0:
             return None
         env = int(bad[np.argmin(st[bad, 1])])
         step, kind, inf = int(st[env, 1]), int(st[env, 2]), int(st[env, 3])
         if kind == 4:
             return step, env, (f"env {env} found {inf} contacts at step {step}, more than max_contacts="
-                               f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to size it "
-                               f"for every pair)")
+                               f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to let it "
+                               f"grow as needed)")
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
@@ -414,7 +474,7 @@ class Simulator:
         s0 = 0
         while s0 < nstep:
             n = min(STEP_CHUNK, nstep - s0)
-            self._launch(c, s0, n, 1, 0, False, False, self._nodata)
+            self._launch_all(c, s0, n, 1, 0, False, False, self._nodata)
             s0 += n
             f = self._failure()
             if f is not None:
@@ -450,7 +510,7 @@ class Simulator:
             last = s0 + n >= nstep
             frame0 = s0 // every
             t_launch = time.perf_counter()
-            self._launch_recorded(c, s0, n, every, frame0, last, buf)
+            self._launch_all(c, s0, n, every, frame0, last, True, buf)
             elapsed = time.perf_counter() - t_launch
             if n >= 8:  # long enough for its launch overhead to be small
                 self._step_seconds = elapsed / n
