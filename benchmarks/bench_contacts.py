@@ -158,7 +158,7 @@ def cli_defaults():
 class Ours:
     """One scene and B on rigidsim's command-line path (runner._run), built and prepared, untimed."""
 
-    def __init__(self, path: Path, B: int, qpos, qvel, ctrl):
+    def __init__(self, path: Path, B: int, qpos, qvel, ctrl, precision: int = 64):
         from rigidsim import options as opts
         from rigidsim import runner
         from rigidsim.engine.simulator import Simulator
@@ -167,7 +167,7 @@ class Ours:
 
         self.runner = runner
         model = load_scene(str(path))
-        resolved = opts.resolve(model, {}, opts.parse_set(SETS), precision=64, backend="cpu")
+        resolved = opts.resolve(model, {}, opts.parse_set(SETS), precision=precision, backend="cpu")
         missing = runner.unsupported(model, resolved)
         self.refused = ("not supported yet: " + "; ".join(missing)) if missing else None
         if missing:
@@ -178,7 +178,7 @@ class Ours:
         self.ctrl = np.ascontiguousarray(ctrl) if model.nu else None
         if self.ctrl is not None:
             self.state["ctrl"] = self.ctrl[0]  # as --ctrl does
-        self.sim = Simulator(model, B, precision=64, backend="cpu", pair_options=resolved)
+        self.sim = Simulator(model, B, precision=precision, backend="cpu", pair_options=resolved)
         self.sim.reset(**{k: np.asarray(v) for k, v in self.state.items()})
         self.sim.prepare()
 
@@ -261,9 +261,9 @@ class Theirs:
 
 
 def measure(name: str, path: Path, B: int, T: int, steps: int, repeats: int, modes, min_env_steps: int,
-            mjm, qpos, qvel) -> dict:
+            mjm, qpos, qvel, precision: int = 64) -> dict:
     ctrl = np.random.default_rng(0).uniform(-1, 1, size=(steps, B, mjm.nu))
-    ours = Ours(path, B, qpos, qvel, ctrl)
+    ours = Ours(path, B, qpos, qvel, ctrl, precision)
     if ours.refused:
         return {"refused": ours.refused[:200]}
     default = cli_defaults()
@@ -307,7 +307,7 @@ def worker(spec: dict) -> int:
 
     from rigidsim.engine import runtime
 
-    runtime.init(64, "cpu")  # RIGIDSIM_CPU_THREADS is set in this process's environment
+    runtime.init(spec.get("precision", 64), "cpu")  # RIGIDSIM_CPU_THREADS is set in this process's environment
     res = {"scenes": {}}
     for name in spec["scenes"]:
         path = SCENES[name]
@@ -319,7 +319,7 @@ def worker(spec: dict) -> int:
         sc = res["scenes"][name] = {"start": note, "nv": int(mjm.nv), "nu": int(mjm.nu), "B": {}}
         for B in spec["batches"]:
             r = measure(name, path, B, spec["threads"], spec["steps"], spec["repeats"], spec["modes"],
-                        spec["min_env_steps"], mjm, qpos, qvel)
+                        spec["min_env_steps"], mjm, qpos, qvel, spec.get("precision", 64))
             sc["B"][str(B)] = r
             if "refused" in r:
                 break
@@ -388,6 +388,8 @@ def main(argv=None) -> int:
     ap.add_argument("--scaling-batch", type=int, default=None, help="B of the scaling table (default 1024; --quick 16)")
     ap.add_argument("--min-env-steps", type=int, default=None,
                     help="rollouts per repeat: enough for this many env-steps (default 20000; --quick 100)")
+    ap.add_argument("--precision", type=int, choices=(64, 32), default=64,
+                    help="rigidsim's floats (MuJoCo's are always float64); 32 is the GPU default")
     ap.add_argument("--quick", action="store_true", help="a smoke run: B 1,16, 20 steps, 1 repeat")
     ap.add_argument("--no-startup", action="store_true", help="accepted for old command lines; no start-up "
                                                               "section any more (bench_startup.py)")
@@ -418,7 +420,8 @@ def main(argv=None) -> int:
     console.print(f"# load average before: {load0}; {steps} steps per rollout, medians of {repeats} repeats, "
                   f"wall time{'; --quick: a smoke run, not figures' if q else ''}")
 
-    base = {"scenes": scenes, "steps": steps, "repeats": repeats, "min_env_steps": min_env}
+    base = {"scenes": scenes, "steps": steps, "repeats": repeats, "min_env_steps": min_env,
+            "precision": args.precision}
     results = {}
     with tempfile.TemporaryDirectory(prefix="rigidsim-bench-contacts-") as tmp:
         main_B = batches + ([scal_B] if args.threads in scal_T and scal_B not in batches else [])
@@ -429,7 +432,8 @@ def main(argv=None) -> int:
     main_res = results[args.threads]["scenes"]
 
     table = Table(title=f"`rigidsim run`-like rollouts of {steps} steps against mujoco.rollout, MuJoCo "
-                        f"compatibility, float64, {args.threads} threads (median of {repeats})")
+                        f"compatibility, rigidsim float{args.precision}, {args.threads} threads (median of "
+                        f"{repeats})")
     for col in ("scene", "B", "recording", "rigidsim env-steps/s", "mujoco env-steps/s", "rigidsim µs/env-step",
                 "mujoco µs/env-step", "ratio", "per repeat", "target"):
         table.add_column(col, justify="right")
