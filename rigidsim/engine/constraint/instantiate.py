@@ -141,6 +141,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
     efcw = m.opt_i[SZ_EFCW]
     jb = base(d.efc_J, b, 0)
     qb = base(d.qvel, b, 0)
+    db = base(d.dof, b, 0)
     for c in range(ncon):
         p = d.contact_i[b, c, CON_PAIR]
         dist = d.contact[b, c, CON_DIST]
@@ -179,7 +180,7 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             prev = -1
             prevcol = -1
             while da1 >= 0 or da2 >= 0:
-                da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
+                da, jp, jr, da2, da1 = jac_dif_step(m, d, db, da2, da1, off2, off1)
                 col = jcol(sp, da)
                 if prev >= 0 and prevcol - col == prev - da:  # the same span: clear the gap
                     for k in range(nrow):
@@ -197,17 +198,21 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                 if dim > 3:
                     for a in ti.static(range(3)):
                         comp[3 + a] = _frame_comp(frame, a, jr)
+                # the rows unrolled, each behind its test k < dim: comp and fri indexed by constants stay in
+                # registers (an index known only at run time puts a local vector in memory)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
                     t0 = comp[0]
-                    for k in range(1, dim):
-                        tk = comp[k]
-                        fk = fri[k - 1]
-                        ak = r + 2 * (k - 1)
-                        d.efc_J.arr[jb + row_adr(ak, nv, wide, efcw) + col] = t0 + fk * tk
-                        d.efc_J.arr[jb + row_adr(ak + 1, nv, wide, efcw) + col] = t0 + (-fk) * tk
+                    for k in ti.static(range(1, 6)):
+                        if k < dim:
+                            tk = comp[k]
+                            fk = fri[k - 1]
+                            ak = r + 2 * (k - 1)
+                            d.efc_J.arr[jb + row_adr(ak, nv, wide, efcw) + col] = t0 + fk * tk
+                            d.efc_J.arr[jb + row_adr(ak + 1, nv, wide, efcw) + col] = t0 + (-fk) * tk
                 else:
-                    for k in range(dim):
-                        d.efc_J.arr[jb + row_adr(r + k, nv, wide, efcw) + col] = comp[k]
+                    for k in ti.static(range(6)):
+                        if k < dim:
+                            d.efc_J.arr[jb + row_adr(r + k, nv, wide, efcw) + col] = comp[k]
             # diagApprox: the bodies' translation weights (the rotation weights would give only rows whose R
             # the friction regularization replaces)
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]

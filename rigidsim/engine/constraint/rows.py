@@ -198,31 +198,34 @@ def soft_row(m: ti.template(), d: ti.template(), b, r, typ, id, pos, margin, fri
 
 
 @ti.func
-def _dof_jac(d: ti.template(), b, dof, offset):
-    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac)."""
-    cd = sm.getv(d.dof, b, dof, CDOF, 6)
+def _dof_jac(d: ti.template(), db, dof, offset):
+    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac);
+    db: the env's base in d.dof (`linalg.base`)."""
+    o = db + dof * ti.static(d.dof.strides[1]) + CDOF
+    cd = ti.Vector([d.dof.arr[o + k] for k in ti.static(range(6))])
     ang = ti.Vector([cd[0], cd[1], cd[2]])
     return ti.Vector([cd[3], cd[4], cd[5]]) + sm.cross3(ang, offset), ang
 
 
 @ti.func
-def jac_dif_step(m: ti.template(), d: ti.template(), b, dap, dam, offp, offm):
+def jac_dif_step(m: ti.template(), d: ti.template(), db, dap, dam, offp, offm):
     """One dof of mj_jacDifPair's dense difference (Jp - Jm at two points), walking the two bodies' merged dof
-    chains from the highest dof down: `dap`, `dam` are each chain's current dof (-1: done), `offp`, `offm` the
-    points from their trees' subtree com. Returns (dof, translational, rotational difference, next dap, next
-    dam); the plus side is added first, then the minus side subtracted, as MuJoCo subtracts the two Jacobians."""
+    chains from the highest dof down (db: the env's base in d.dof): `dap`, `dam` are each chain's current dof
+    (-1: done), `offp`, `offm` the points from their trees' subtree com. Returns (dof, translational, rotational
+    difference, next dap, next dam); the plus side is added first, then the minus side subtracted, as MuJoCo
+    subtracts the two Jacobians."""
     da = ti.max(dap, dam)
     jp = sm.zero3()
     jr = sm.zero3()
     nap = dap
     nam = dam
     if dap == da:
-        tp, tr = _dof_jac(d, b, da, offp)
+        tp, tr = _dof_jac(d, db, da, offp)
         jp = jp + tp
         jr = jr + tr
         nap = m.dof_i[dap, DOF_PARENTID]
     if dam == da:
-        tp, tr = _dof_jac(d, b, da, offm)
+        tp, tr = _dof_jac(d, db, da, offm)
         jp = jp - tp
         jr = jr - tr
         nam = m.dof_i[dam, DOF_PARENTID]
