@@ -38,7 +38,7 @@ from rigidsim.engine.layout import (
     EQ_SOLREF, EQ_TYPE, FRAME_QUAT, FXPOS, JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_TYPE, QPOS0, SUBTREE_COM,
     SZ_NEQ, SZ_NV, TEN_LENGTH, TEN_LENGTH0, XMAT, XPOS, XQUAT, EFC_JADR,
 )
-from rigidsim.engine.solver.linalg import jcol
+from rigidsim.engine.solver.linalg import base, jcol
 from rigidsim.model import EQ_CONNECT, EQ_JOINT, EQ_TENDON, EQ_WELD, OBJ_BODY
 
 
@@ -152,7 +152,7 @@ def _body_rows(m: ti.template(), d: ti.template(), b, r, e, weld):
     da1 = m.body_i[b1, BODY_LASTDOF]
     da2 = m.body_i[b2, BODY_LASTDOF]
     while da1 >= 0 or da2 >= 0:
-        da, jp, jr, da1, da2 = jac_dif_step(m, d, b, da1, da2, off1, off2)
+        da, jp, jr, da1, da2 = jac_dif_step(m, d, base(d.dof, b, 0), da1, da2, off1, off2)
         for k in ti.static(range(3)):
             d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + jcol(sp, da)] = jp[k]
             if jp[k] != 0.0:

@@ -34,7 +34,7 @@ from rigidsim.engine.constraint.impedance import (
     check_solimp, check_solref, impedance, regularizer, stiffness_damping,
 )
 from rigidsim.engine.constraint.rows import (
-    chain_span, contact_row, jac_dif_step, place_span, row_vel, soft_row,
+    chain_span, contact_row, jac_dif_step, place_span, row_adr, row_vel, soft_row,
 )
 from rigidsim.engine.constraint.tendon_rows import tendon_friction_rows, tendon_limit_rows
 from rigidsim.engine.layout import (
@@ -45,10 +45,10 @@ from rigidsim.engine.layout import (
     EFC_IMP, EFC_K, EFC_MARGIN, EFC_POS, EFC_VEL, EFCN_NE,
     EFCN_NEFC, EFCN_NF, EFCN_NL, FRAME_BODYID, JNT_BALL, JNT_DOFADR, JNT_LIMITED, JNT_MARGIN, JNT_QPOSADR,
     JNT_RANGE, JNT_SOLIMP, JNT_SOLREF, JNT_TYPE, MINVAL, OPT_CONE, OPT_DISABLEFLAGS, OPT_IMPRATIO, PAIR_DIM,
-    PAIR_FRICTION, PAIR_MARGIN, PAIR_SOLIMP, PAIR_SOLREF, PAIR_SOLREFFRICTION, SUBTREE_COM, SZ_NJNT, SZ_NV,
-    EFC_JADR,
+    PAIR_FRICTION, PAIR_MARGIN, PAIR_SOLIMP, PAIR_SOLREF, PAIR_SOLREFFRICTION, SUBTREE_COM, SZ_EFCW, SZ_NEFCWIDE,
+    SZ_NJNT, SZ_NV, EFC_JADR,
 )
-from rigidsim.engine.solver.linalg import jcol
+from rigidsim.engine.solver.linalg import base, jcol
 
 
 @ti.func
@@ -130,10 +130,18 @@ def _frame_comp(frame, a, v):
 
 @ti.func
 def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
-    """mj_instantiateContact, diagApprox and impedance for the contacts of env b; returns the next row."""
+    """mj_instantiateContact, diagApprox and impedance for the contacts of env b, and their rows' part of
+    mj_referenceConstraint (efc_vel, aref: `reference_constraint` does the other rows); returns the next row.
+    Every row of a contact shares its spans, so the rows' addresses and fields are computed here in locals
+    and written once, without reading back a row's place (`row_adr`)."""
     r = r0
     elliptic = m.opt_i[OPT_CONE] == CONE_ELLIPTIC
     nv = m.opt_i[SZ_NV]
+    wide = m.opt_i[SZ_NEFCWIDE]
+    efcw = m.opt_i[SZ_EFCW]
+    jb = base(d.efc_J, b, 0)
+    qb = base(d.qvel, b, 0)
+    db = base(d.dof, b, 0)
     for c in range(ncon):
         p = d.contact_i[b, c, CON_PAIR]
         dist = d.contact[b, c, CON_DIST]
@@ -161,7 +169,9 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             sp = chain_span(m, b1, b2)
             da1 = m.body_i[b1, BODY_LASTDOF]
             da2 = m.body_i[b2, BODY_LASTDOF]
-            place_span(m, d, b, r, nrow, sp, da1 < 0 and da2 < 0)  # (no dofs: the one stored zero)
+            if da1 < 0 and da2 < 0:  # no dofs: the one stored zero
+                for k in range(nrow):
+                    d.efc_J.arr[jb + row_adr(r + k, nv, wide, efcw)] = 0.0
             # the contact frame's rows (local: read once, not once per dof and row)
             frame = ti.Matrix.zero(float, 3, 3)
             for a in ti.static(range(3)):
@@ -170,12 +180,13 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
             prev = -1
             prevcol = -1
             while da1 >= 0 or da2 >= 0:
-                da, jp, jr, da2, da1 = jac_dif_step(m, d, b, da2, da1, off2, off1)
+                da, jp, jr, da2, da1 = jac_dif_step(m, d, db, da2, da1, off2, off1)
                 col = jcol(sp, da)
                 if prev >= 0 and prevcol - col == prev - da:  # the same span: clear the gap
                     for k in range(nrow):
+                        ak = jb + row_adr(r + k, nv, wide, efcw)
                         for gc in range(col + 1, prevcol):
-                            d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + gc] = 0.0
+                            d.efc_J.arr[ak + gc] = 0.0
                 prev = da
                 prevcol = col
                 # frame row k % 3 times the translational (k < 3) or rotational difference, component k of
@@ -187,16 +198,21 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                 if dim > 3:
                     for a in ti.static(range(3)):
                         comp[3 + a] = _frame_comp(frame, a, jr)
+                # the rows unrolled, each behind its test k < dim: comp and fri indexed by constants stay in
+                # registers (an index known only at run time puts a local vector in memory)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
                     t0 = comp[0]
-                    for k in range(1, dim):
-                        tk = comp[k]
-                        fk = fri[k - 1]
-                        d.efc_J[b, d.efc_i[b, r + 2 * (k - 1), EFC_JADR] + col] = t0 + fk * tk
-                        d.efc_J[b, d.efc_i[b, r + 2 * (k - 1) + 1, EFC_JADR] + col] = t0 + (-fk) * tk
+                    for k in ti.static(range(1, 6)):
+                        if k < dim:
+                            tk = comp[k]
+                            fk = fri[k - 1]
+                            ak = r + 2 * (k - 1)
+                            d.efc_J.arr[jb + row_adr(ak, nv, wide, efcw) + col] = t0 + fk * tk
+                            d.efc_J.arr[jb + row_adr(ak + 1, nv, wide, efcw) + col] = t0 + (-fk) * tk
                 else:
-                    for k in range(dim):
-                        d.efc_J[b, d.efc_i[b, r + k, EFC_JADR] + col] = comp[k]
+                    for k in ti.static(range(6)):
+                        if k < dim:
+                            d.efc_J.arr[jb + row_adr(r + k, nv, wide, efcw) + col] = comp[k]
             # diagApprox: the bodies' translation weights (the rotation weights would give only rows whose R
             # the friction regularization replaces)
             tran = m.body_f[b1, BODY_INVWEIGHT0] + m.body_f[b2, BODY_INVWEIGHT0]
@@ -226,7 +242,6 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                     rf = reff
             kf, bf = stiffness_damping(rf, solimp[1], True)
             for k in range(nrow):
-                rk = r + k
                 rr = r_0
                 kk = kn
                 bb = bn
@@ -234,10 +249,10 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                 margin_k = margin
                 fk = 0.0  # the row's friction coefficient (pyramidal: its edge pair's; elliptic: its own)
                 if typ == CNSTR_CONTACT_PYRAMIDAL:
-                    fk = m.pair_f[p, PAIR_FRICTION + k // 2]
+                    fk = fri[k // 2]
                     rr = r_pyr
                 elif typ == CNSTR_CONTACT_ELLIPTIC and k > 0:
-                    fk = m.pair_f[p, PAIR_FRICTION + k - 1]
+                    fk = fri[k - 1]
                     rr = r_1
                     if k > 1:
                         rr = r_1 * fri[0] * fri[0] / (fk * fk)
@@ -245,7 +260,8 @@ def contact_rows(m: ti.template(), d: ti.template(), b, r0, ncon):
                     margin_k = 0.0
                     kk = kf
                     bb = bf
-                contact_row(d, b, rk, typ, c, pos_k, margin_k, dim, k, rr, imp, kk, bb, mu, fk)
+                contact_row(d, b, r + k, typ, c, pos_k, margin_k, dim, k, rr, imp, kk, bb, mu, fk, sp,
+                            row_adr(r + k, nv, wide, efcw), jb, qb, nv)
             r += nrow
     return r
 
@@ -308,10 +324,14 @@ def make_constraint(m: ti.template(), d: ti.template(), b, ncon, rows: ti.templa
 
 @ti.func
 def reference_constraint(m: ti.template(), d: ti.template(), b, rows: ti.template()):
-    """efc_vel = J qvel and aref = -B vel - K imp (pos - margin) for every row of env b, then the connect and
-    weld rows' aref less their Jacobian's time derivative times qvel (`equality.jdotv`)."""
+    """efc_vel = J qvel and aref = -B vel - K imp (pos - margin) for every row of env b but the contacts'
+    (`contact_rows` sets theirs), then the connect and weld rows' aref less their Jacobian's time derivative
+    times qvel (`equality.jdotv`)."""
     nv = m.opt_i[SZ_NV]
-    for r in range(d.efc_n[b, EFCN_NEFC]):
+    n = d.efc_n[b, EFCN_NEFC]
+    if ti.static(rows & ROW_CONTACT):  # the contacts' rows have theirs (`contact_rows`)
+        n = d.efc_n[b, EFCN_NE] + d.efc_n[b, EFCN_NF] + d.efc_n[b, EFCN_NL]
+    for r in range(n):
         vel = row_vel(d, b, r, nv)
         d.efc[b, r, EFC_VEL] = vel
         d.efc[b, r, EFC_AREF] = (-d.efc[b, r, EFC_B]) * vel - d.efc[b, r, EFC_K] * d.efc[b, r, EFC_IMP] * (

@@ -12,9 +12,10 @@ from rigidsim.engine.constraint.impedance import check_solimp, check_solref, imp
 from rigidsim.engine import math as sm
 from rigidsim.engine.solver.linalg import base, row_span, span_dot
 from rigidsim.engine.layout import (
-    BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM, EFC_FORCE,
+    BODY_LASTDOF, BODY_TREEDOF, CDOF, DOF_PARENTID, EFC_AREF, EFC_B, EFC_BLOCK, EFC_D, EFC_DIAGA, EFC_DIM,
+    EFC_FORCE,
     EFC_FRICTION, EFC_FRICTIONLOSS, EFC_ID, EFC_IMP, EFC_K, EFC_JADR, EFC_MARGIN, EFC_MU, EFC_POS, EFC_R,
-    EFC_SPAN, EFC_STATE, EFC_TYPE, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
+    EFC_SPAN, EFC_STATE, EFC_TYPE, EFC_VEL, SZ_EFCW, SZ_NEFCWIDE, SZ_NV,
 )
 
 
@@ -44,15 +45,20 @@ def place_span(m: ti.template(), d: ti.template(), b, r, n, span, clear):
     jb = base(d.efc_J, b, 0)
     for k in range(n):
         rk = r + k
-        adr = rk * nv
-        if rk >= wide:
-            adr = wide * nv + (rk - wide) * m.opt_i[SZ_EFCW]
+        adr = row_adr(rk, nv, wide, m.opt_i[SZ_EFCW])
         for q in ti.static(range(4)):
             d.efc_i[b, rk, EFC_SPAN + q] = span[q]
         d.efc_i[b, rk, EFC_JADR] = adr
         if clear:
             for c in range(n_entry):
                 d.efc_J.arr[jb + adr + c] = 0.0
+
+
+@ti.func
+def row_adr(r, nv, wide, efcw):
+    """Where row r's entries start in its env's efc_J (`place_span`): the first `wide` rows nv apart, the
+    others efcw apart after them."""
+    return ti.select(r >= wide, wide * nv + (r - wide) * efcw, r * nv)
 
 
 @ti.func
@@ -106,24 +112,40 @@ def set_row(d: ti.template(), b, r, typ, id, pos, margin, frictionloss, diag_a):
 
 
 @ti.func
-def contact_row(d: ti.template(), b, r, typ, id, pos, margin, dim, block, rr, imp, k, bb, mu, friction):
-    """Every field of contact row r, each written once: `set_row`'s, with the row's place in its contact (dim,
-    block), its final R (D = 1 / R, diagA re-derived from it as `set_r` does), K, B, imp, mu and friction."""
-    d.efc[b, r, EFC_POS] = pos
-    d.efc[b, r, EFC_MARGIN] = margin
-    d.efc[b, r, EFC_FRICTIONLOSS] = 0.0
-    d.efc[b, r, EFC_MU] = mu
-    d.efc[b, r, EFC_FRICTION] = friction
-    d.efc[b, r, EFC_FORCE] = 0.0
-    d.efc_i[b, r, EFC_TYPE] = typ
-    d.efc_i[b, r, EFC_ID] = id
-    d.efc_i[b, r, EFC_STATE] = 0
-    d.efc_i[b, r, EFC_DIM] = dim
-    d.efc_i[b, r, EFC_BLOCK] = block
-    set_r(d, b, r, rr, imp)
-    d.efc[b, r, EFC_K] = k
-    d.efc[b, r, EFC_B] = bb
-    d.efc[b, r, EFC_IMP] = imp
+def contact_row(d: ti.template(), b, r, typ, id, pos, margin, dim, block, rr, imp, k, bb, mu, friction, sp, adr,
+                jb, qb, nv):
+    """Every field of contact row r (its Jacobian already written at jb + adr, `row_adr`, with spans sp), each
+    written once: `set_row`'s, with the row's place in its contact (dim, block), its span and address, its final
+    R (D = 1 / R, diagA re-derived from it as `set_r` does), K, B, imp, mu, friction, and mj_referenceConstraint's
+    efc_vel (`row_vel`'s sum) and aref. Written through flat offsets from the env's base (no stride reloads)."""
+    o = ti.Vector([jb + adr - sp[0], jb + adr + sp[1] - sp[0] - sp[2]])
+    vel = span_dot(d.efc_J.arr, o, ti.Vector([0, 0]), False, d.qvel.arr, qb, 1, d.solver_vi.arr, 0, nv, sp)
+    fb = base(d.efc, b, 0) + r * ti.static(d.efc.strides[1])
+    ib = base(d.efc_i, b, 0) + r * ti.static(d.efc_i.strides[1])
+    f = ti.static(d.efc.arr)
+    f[fb + EFC_POS] = pos
+    f[fb + EFC_MARGIN] = margin
+    f[fb + EFC_FRICTIONLOSS] = 0.0
+    f[fb + EFC_MU] = mu
+    f[fb + EFC_FRICTION] = friction
+    f[fb + EFC_FORCE] = 0.0
+    f[fb + EFC_R] = rr
+    f[fb + EFC_D] = 1.0 / rr
+    f[fb + EFC_DIAGA] = rr * imp / (1.0 - imp)
+    f[fb + EFC_K] = k
+    f[fb + EFC_B] = bb
+    f[fb + EFC_IMP] = imp
+    f[fb + EFC_VEL] = vel
+    f[fb + EFC_AREF] = (-bb) * vel - k * imp * (pos - margin)
+    g = ti.static(d.efc_i.arr)
+    g[ib + EFC_TYPE] = typ
+    g[ib + EFC_ID] = id
+    g[ib + EFC_STATE] = 0
+    g[ib + EFC_DIM] = dim
+    g[ib + EFC_BLOCK] = block
+    for q in ti.static(range(4)):
+        g[ib + EFC_SPAN + q] = sp[q]
+    g[ib + EFC_JADR] = adr
 
 
 @ti.func
@@ -176,31 +198,34 @@ def soft_row(m: ti.template(), d: ti.template(), b, r, typ, id, pos, margin, fri
 
 
 @ti.func
-def _dof_jac(d: ti.template(), b, dof, offset):
-    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac)."""
-    cd = sm.getv(d.dof, b, dof, CDOF, 6)
+def _dof_jac(d: ti.template(), db, dof, offset):
+    """A dof's translational and rotational Jacobian columns at `offset` from its tree's subtree com (mj_jac);
+    db: the env's base in d.dof (`linalg.base`)."""
+    o = db + dof * ti.static(d.dof.strides[1]) + CDOF
+    cd = ti.Vector([d.dof.arr[o + k] for k in ti.static(range(6))])
     ang = ti.Vector([cd[0], cd[1], cd[2]])
     return ti.Vector([cd[3], cd[4], cd[5]]) + sm.cross3(ang, offset), ang
 
 
 @ti.func
-def jac_dif_step(m: ti.template(), d: ti.template(), b, dap, dam, offp, offm):
+def jac_dif_step(m: ti.template(), d: ti.template(), db, dap, dam, offp, offm):
     """One dof of mj_jacDifPair's dense difference (Jp - Jm at two points), walking the two bodies' merged dof
-    chains from the highest dof down: `dap`, `dam` are each chain's current dof (-1: done), `offp`, `offm` the
-    points from their trees' subtree com. Returns (dof, translational, rotational difference, next dap, next
-    dam); the plus side is added first, then the minus side subtracted, as MuJoCo subtracts the two Jacobians."""
+    chains from the highest dof down (db: the env's base in d.dof): `dap`, `dam` are each chain's current dof
+    (-1: done), `offp`, `offm` the points from their trees' subtree com. Returns (dof, translational, rotational
+    difference, next dap, next dam); the plus side is added first, then the minus side subtracted, as MuJoCo
+    subtracts the two Jacobians."""
     da = ti.max(dap, dam)
     jp = sm.zero3()
     jr = sm.zero3()
     nap = dap
     nam = dam
     if dap == da:
-        tp, tr = _dof_jac(d, b, da, offp)
+        tp, tr = _dof_jac(d, db, da, offp)
         jp = jp + tp
         jr = jr + tr
         nap = m.dof_i[dap, DOF_PARENTID]
     if dam == da:
-        tp, tr = _dof_jac(d, b, da, offm)
+        tp, tr = _dof_jac(d, db, da, offm)
         jp = jp - tp
         jr = jr - tr
         nam = m.dof_i[dam, DOF_PARENTID]
