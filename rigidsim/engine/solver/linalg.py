@@ -4,7 +4,8 @@ The solver works on one constraint island at a time (or on every dof and row at 
 writes the island's dofs, ascending, into ``solver_vi[b, k, SVI_LIST]`` (k < nvi) and its rows, in
 their order, into ``solver_efc_i[b, c, SEI_LIST]`` (c < nrow); every function here takes those counts
 and walks the lists. Per-dof vectors stay indexed by dof (a column of ``solver_v`` or ``dof``); the dense
-Hessian is indexed by position in the list.
+Hessian and its factor are indexed in the factor's own order of the island's dofs (`ordering`:
+``solver_vi``'s SVI_HPOS and SVI_HLIST).
 
 Sums follow MuJoCo's order where it is cheap to do so: `dots` keeps mju_dot's four partial sums, the
 sparse mass-matrix product is mju_mulSymVecSparse's, and the Cholesky routines are mju_cholFactor,
@@ -16,7 +17,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SV_UPD, SVI_FIRST, SVI_LIST, SVI_POS, SZ_NV,
+    SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -502,10 +503,10 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
 
 @ti.func
 def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
-    """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (positions of the island's list):
-    forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is gathered
-    into solver_v[:, SV_UPD] by position (the island's k-th dof at row k; that column is the rank-one
-    update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
+    """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (rows in the factor's order,
+    `ordering`): forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is
+    gathered into solver_v[:, SV_UPD] by row (the dof SVI_HLIST of row k at row k; that column is the
+    rank-one update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
     read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
     dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums to
     the bit), the backward pass skips rows whose entry in the column is a leading zero (subtracting an exact
@@ -516,7 +517,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     ha = ti.static(h.arr)
     hs = h.strides[1]
     hb = base(h, b, 0)
-    lb = list_base(d, b)
+    lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
@@ -560,15 +561,15 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
 @ti.func
 def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     """In place rank-one update (plus != 0) or downdate of the factor in h: L L' +- x x' with x in
-    solver_v[:, xcol], which is overwritten (mju_cholUpdate). Returns the rank: n less the pivots that fell
-    below mjMINVAL and were replaced by it."""
+    solver_v[:, xcol] (by dof; row k of the factor is dof SVI_HLIST of row k), which is overwritten
+    (mju_cholUpdate). Returns the rank: n less the pivots that fell below mjMINVAL and were replaced by it."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
     ha = ti.static(h.arr)
     hs = h.strides[1]
     hb = base(h, b, 0)
-    lb = list_base(d, b)
+    lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
     xb = base(d.solver_v, b, xcol)
     sgn = 1.0 if plus != 0 else -1.0
