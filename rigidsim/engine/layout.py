@@ -262,11 +262,12 @@ NSOLV = 15
 # island's dofs its own way (`solver.ordering`): SVI_HPOS the dof's row in solver_H, SVI_HLIST row k: the dof
 # of solver_H's row k; while the order is computed, per tree of the island (row s: the s-th tree of the list,
 # its slot) SVI_TSTART its first position in the list, SVI_DEG and SVI_ADJ its neighbours' count and first
-# entry in solver_efc_i's SEI_ADJ, SVI_ORDER row q: the q-th slot visited; SVI_SLOT row t: tree t's slot
+# entry in solver_efc_i's SEI_ADJ, SVI_ORDER row q: the q-th slot visited; SVI_SLOT row t: tree t's slot.
+# SVI_REACH row j: a bound on the factor's rows whose profile reaches column j (`linalg.chol_factor`)
 SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER, SVI_NEXT, SVI_HEAD, SVI_RHEAD = range(9)
 SVI_FIRST = 9
-SVI_HPOS, SVI_HLIST, SVI_SLOT, SVI_TSTART, SVI_DEG, SVI_ADJ, SVI_ORDER = range(10, 17)
-NSOLVI = 17
+SVI_HPOS, SVI_HLIST, SVI_SLOT, SVI_TSTART, SVI_DEG, SVI_ADJ, SVI_ORDER, SVI_REACH = range(10, 18)
+NSOLVI = 18
 # solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
 # row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
 # (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart), SEI_NEXT the

@@ -17,7 +17,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SZ_NV,
+    SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -452,19 +452,27 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     start there (rounded down to a multiple of 4, which keeps mju_dot's partial sums to the bit). A pile of
     free bodies, whose Hessian couples each body with its few neighbours, needs a fraction of the dense
     work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by position, for the updates and
-    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in)."""
+    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in). Column j's
+    entries below the last row whose profile reaches it are all leading zeros: solver_vi[:, SVI_REACH] keeps
+    that row (a bound on it, `chol_update`), and the loops over a column stop there."""
     ha = ti.static(h.arr)
     va = ti.static(d.solver_vi.arr)
     vs = ti.static(NSOLVI)
     hs = h.strides[1]
     hb = base(h, b, 0)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
+    for i in range(n):
+        va[rb + i * vs] = i
     for i in range(n):
         hi = hb + i * hs
         f = 0
         while f < i and ha[hi + f] == 0.0:
             f += 1
         va[fb + i * vs] = f
+        va[rb + f * vs] = ti.max(va[rb + f * vs], i)
+    for j in range(1, n):  # the last row reaching column j: the last whose first nonzero is at j or before
+        va[rb + j * vs] = ti.max(va[rb + j * vs], va[rb + (j - 1) * vs])
     rank = n
     for j in range(n):
         hj = hb + j * hs
@@ -482,14 +490,15 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
             while i < n:
                 ha[hb + i * hs + j] = 0.0
                 i += 1
-        while i < n:
+        end = va[rb + j * vs] + 1  # rows past it: leading zeros in column j
+        while i < end:
             fi = va[fb + i * vs]
             if fi > j:  # L[i, j] is one of the row's leading zeros
                 i += 1
             else:
                 hi = hb + i * hs
                 k0 = ti.max(fi, fj)
-                if i + 1 < n and va[fb + (i + 1) * vs] <= j:
+                if i + 1 < end and va[fb + (i + 1) * vs] <= j:
                     k0 = ti.max(ti.min(fi, va[fb + (i + 1) * vs]), fj)
                     d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j, k0 - k0 % 4)
                     ha[hi + j] = (ha[hi + j] - d0) * inv
@@ -510,7 +519,8 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
     dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums to
     the bit), the backward pass skips rows whose entry in the column is a leading zero (subtracting an exact
-    zero product changes nothing)."""
+    zero product changes nothing) and stops at the column's reach (SVI_REACH, which the forward pass makes
+    a running maximum again after `chol_update`'s)."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -519,11 +529,15 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     hb = base(h, b, 0)
     lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
+    reach = 0
     for i in range(n):
+        reach = ti.max(reach, vi[rb + i * NSOLVI])
+        vi[rb + i * NSOLVI] = reach
         hi = hb + i * hs
         # the row times the solution so far, in mju_dot's order
         r0 = 0.0
@@ -549,7 +563,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     for ii in range(n):
         i = n - 1 - ii
         ri = va[xb + i * vs]
-        for j in range(i + 1, n):
+        for j in range(i + 1, vi[rb + i * NSOLVI] + 1):
             if vi[fb + j * NSOLVI] <= i:
                 ri -= ha[hb + j * hs + i] * va[xb + j * vs]
         va[xb + i * vs] = ri / ha[hb + i * hs + i]
@@ -562,7 +576,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
 def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     """In place rank-one update (plus != 0) or downdate of the factor in h: L L' +- x x' with x in
     solver_v[:, xcol] (by dof; row k of the factor is dof SVI_HLIST of row k), which is overwritten
-    (mju_cholUpdate). Returns the rank: n less the pivots that fell below mjMINVAL and were replaced by it."""
+    (mju_cholUpdate). Returns the rank: n less the pivots that fell below mjMINVAL and were replaced by it.
+    Column k's pass stops past both the rows that reach it (SVI_REACH's running maximum) and the last row
+    where x may be nonzero: every row after them has a leading zero there and x_i = 0, which the pass skips.
+    A filled-in row raises its new first column's SVI_REACH, so that the bound holds for later passes."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -571,10 +588,22 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     hb = base(h, b, 0)
     lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
     xb = base(d.solver_v, b, xcol)
     sgn = 1.0 if plus != 0 else -1.0
     rank = n
+    xend = n - 1  # the last row where x is nonzero, then where it may be
+    scanning = True
+    while scanning:
+        if xend < 0:
+            scanning = False
+        elif va[xb + vi[lb + xend * NSOLVI] * vs] != 0.0:
+            scanning = False
+        else:
+            xend -= 1
+    reach = 0
     for k in range(n):
+        reach = ti.max(reach, vi[rb + k * NSOLVI])
         xk = va[xb + vi[lb + k * NSOLVI] * vs]
         if xk != 0.0:
             hkk = hb + k * hs + k
@@ -589,7 +618,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
             s = xk / lkk
             ha[hkk] = r
             ssg = sgn * s
-            for i in range(k + 1, n):
+            xend = ti.max(xend, reach)
+            for i in range(k + 1, xend + 1):
                 xi = xb + vi[lb + i * NSOLVI] * vs
                 fi = fb + i * NSOLVI
                 # L[i, k] a leading zero of row i and x_i = 0: both stay exact zeros, nothing to do; with
@@ -597,6 +627,7 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
                 if vi[fi] <= k or va[xi] != 0.0:
                     if vi[fi] > k:
                         vi[fi] = k
+                        vi[rb + k * NSOLVI] = ti.max(vi[rb + k * NSOLVI], i)
                     hik = hb + i * hs + k
                     lik = (ha[hik] + ssg * va[xi]) * cinv
                     ha[hik] = lik
