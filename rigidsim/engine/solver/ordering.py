@@ -209,17 +209,19 @@ def order(m: ti.template(), d: ti.template(), b, nvi, nrow):
     than three trees."""
     va = ti.static(d.solver_vi.arr)
     lb = base(d.solver_vi, b, SVI_LIST)
-    # the island's trees (slots) in the list's order: a tree's dofs are consecutive there
+    ok = m.opt_i[SZ_NV] >= SPARSE_NV
     ntree = 0
-    prev = -1
-    for k in range(nvi):
-        t = d.solver_vi[b, va[lb + k * NSOLVI], SVI_TREE]
-        if t != prev:
-            d.solver_vi[b, t, SVI_SLOT] = ntree
-            d.solver_vi[b, ntree, SVI_TSTART] = k
-            ntree += 1
-            prev = t
-    ok = m.opt_i[SZ_NV] >= SPARSE_NV and ntree > 2
+    if ok:
+        # the island's trees (slots) in the list's order: a tree's dofs are consecutive there
+        prev = -1
+        for k in range(nvi):
+            t = d.solver_vi[b, va[lb + k * NSOLVI], SVI_TREE]
+            if t != prev:
+                d.solver_vi[b, t, SVI_SLOT] = ntree
+                d.solver_vi[b, ntree, SVI_TSTART] = k
+                ntree += 1
+                prev = t
+        ok = ntree > 2
     if ok:
         ok = _graph(m, d, b, nvi, nrow, ntree)
     if ok:
@@ -253,19 +255,21 @@ def order(m: ti.template(), d: ti.template(), b, nvi, nrow):
                 root = x
             else:
                 cm = True
-    else:
-        for q in range(ntree):  # reversed below: the list's order
-            d.solver_vi[b, q, SVI_ORDER] = ntree - 1 - q
-    # the trees in reverse visiting order, each tree's dofs ascending
-    pos = 0
-    for q in range(ntree):
-        s = d.solver_vi[b, ntree - 1 - q, SVI_ORDER]
-        k0 = d.solver_vi[b, s, SVI_TSTART]
-        k1 = nvi
-        if s + 1 < ntree:
-            k1 = d.solver_vi[b, s + 1, SVI_TSTART]
-        i0 = va[lb + k0 * NSOLVI]
-        for j in range(k1 - k0):
-            d.solver_vi[b, i0 + j, SVI_HPOS] = pos
-            d.solver_vi[b, pos, SVI_HLIST] = i0 + j
-            pos += 1
+        # the trees in reverse visiting order, each tree's dofs ascending
+        pos = 0
+        for q in range(ntree):
+            s = d.solver_vi[b, ntree - 1 - q, SVI_ORDER]
+            k0 = d.solver_vi[b, s, SVI_TSTART]
+            k1 = nvi
+            if s + 1 < ntree:
+                k1 = d.solver_vi[b, s + 1, SVI_TSTART]
+            i0 = va[lb + k0 * NSOLVI]
+            for j in range(k1 - k0):
+                d.solver_vi[b, i0 + j, SVI_HPOS] = pos
+                d.solver_vi[b, pos, SVI_HLIST] = i0 + j
+                pos += 1
+    else:  # the list's order
+        for k in range(nvi):
+            i = va[lb + k * NSOLVI]
+            d.solver_vi[b, i, SVI_HPOS] = k
+            d.solver_vi[b, k, SVI_HLIST] = i
