@@ -23,6 +23,9 @@ from rigidsim.engine.layout import (
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
 # condim 3 has four
 GROUP = 4
+# islands of at least this many dofs bound the profile factor's column loops by the column's reach
+# (`chol_factor`); in smaller ones keeping the bound costs about what it saves (humanoid: 27 dofs)
+REACH_N = 60
 
 
 @ti.func
@@ -454,7 +457,8 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by position, for the updates and
     solves that follow (`chol_update` keeps it a lower bound when an update fills a row in). Column j's
     entries below the last row whose profile reaches it are all leading zeros: solver_vi[:, SVI_REACH] keeps
-    that row (a bound on it, `chol_update`), and the loops over a column stop there."""
+    that row (a bound on it, `chol_update`), and the loops over a column stop there (islands of REACH_N dofs
+    or more; smaller ones walk whole columns)."""
     ha = ti.static(h.arr)
     va = ti.static(d.solver_vi.arr)
     vs = ti.static(NSOLVI)
@@ -462,17 +466,21 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     hb = base(h, b, 0)
     fb = base(d.solver_vi, b, SVI_FIRST)
     rb = base(d.solver_vi, b, SVI_REACH)
-    for i in range(n):
-        va[rb + i * vs] = i
+    bounded = n >= REACH_N
+    if bounded:
+        for i in range(n):
+            va[rb + i * vs] = i
     for i in range(n):
         hi = hb + i * hs
         f = 0
         while f < i and ha[hi + f] == 0.0:
             f += 1
         va[fb + i * vs] = f
-        va[rb + f * vs] = ti.max(va[rb + f * vs], i)
-    for j in range(1, n):  # the last row reaching column j: the last whose first nonzero is at j or before
-        va[rb + j * vs] = ti.max(va[rb + j * vs], va[rb + (j - 1) * vs])
+        if bounded:
+            va[rb + f * vs] = ti.max(va[rb + f * vs], i)
+    if bounded:
+        for j in range(1, n):  # the last row reaching column j: the last whose first nonzero is at j or before
+            va[rb + j * vs] = ti.max(va[rb + j * vs], va[rb + (j - 1) * vs])
     rank = n
     for j in range(n):
         hj = hb + j * hs
@@ -490,7 +498,9 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
             while i < n:
                 ha[hb + i * hs + j] = 0.0
                 i += 1
-        end = va[rb + j * vs] + 1  # rows past it: leading zeros in column j
+        end = n
+        if bounded:
+            end = va[rb + j * vs] + 1  # rows past it: leading zeros in column j
         while i < end:
             fi = va[fb + i * vs]
             if fi > j:  # L[i, j] is one of the row's leading zeros
@@ -534,10 +544,12 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     sb = base(d.solver_v, b, src)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
+    bounded = n >= REACH_N
     reach = 0
     for i in range(n):
-        reach = ti.max(reach, vi[rb + i * NSOLVI])
-        vi[rb + i * NSOLVI] = reach
+        if bounded:
+            reach = ti.max(reach, vi[rb + i * NSOLVI])
+            vi[rb + i * NSOLVI] = reach
         hi = hb + i * hs
         # the row times the solution so far, in mju_dot's order
         r0 = 0.0
@@ -563,7 +575,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     for ii in range(n):
         i = n - 1 - ii
         ri = va[xb + i * vs]
-        for j in range(i + 1, vi[rb + i * NSOLVI] + 1):
+        jend = n
+        if bounded:
+            jend = vi[rb + i * NSOLVI] + 1
+        for j in range(i + 1, jend):
             if vi[fb + j * NSOLVI] <= i:
                 ri -= ha[hb + j * hs + i] * va[xb + j * vs]
         va[xb + i * vs] = ri / ha[hb + i * hs + i]
@@ -592,8 +607,9 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     xb = base(d.solver_v, b, xcol)
     sgn = 1.0 if plus != 0 else -1.0
     rank = n
+    bounded = n >= REACH_N
     xend = n - 1  # the last row where x is nonzero, then where it may be
-    scanning = True
+    scanning = bounded
     while scanning:
         if xend < 0:
             scanning = False
@@ -603,7 +619,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
             xend -= 1
     reach = 0
     for k in range(n):
-        reach = ti.max(reach, vi[rb + k * NSOLVI])
+        if bounded:
+            reach = ti.max(reach, vi[rb + k * NSOLVI])
         xk = va[xb + vi[lb + k * NSOLVI] * vs]
         if xk != 0.0:
             hkk = hb + k * hs + k
@@ -627,7 +644,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
                 if vi[fi] <= k or va[xi] != 0.0:
                     if vi[fi] > k:
                         vi[fi] = k
-                        vi[rb + k * NSOLVI] = ti.max(vi[rb + k * NSOLVI], i)
+                        if bounded:
+                            vi[rb + k * NSOLVI] = ti.max(vi[rb + k * NSOLVI], i)
                     hik = hb + i * hs + k
                     lik = (ha[hik] + ssg * va[xi]) * cinv
                     ha[hik] = lik

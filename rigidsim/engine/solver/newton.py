@@ -77,15 +77,14 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                             ht = ti.select(t == 0, hp[0], hp[1]) - kfirst  # k's row: ht + k
                             # entry (i, k) of span t's block: row fi, column ht + k; the block of an earlier
                             # span whose tree comes later in the factor's order: row ht + k, column fi
-                            hrow = hb + fi * ns + ht
+                            hik = hb + fi * ns + ht + kfirst
                             step = 1
                             if t < s and ht + kfirst > fi:
-                                hrow = hb + ht * ns + fi
+                                hik = hb + (ht + kfirst) * ns + fi
                                 step = ns
                             for k in range(kfirst, ti.min(kend, i + 1)):
                                 dk = span_dof(vi, lb, k, tf, whole)
                                 jk = jt + dk
-                                hik = hrow + k * step
                                 if whole:  # positions of the whole list: each dof's row
                                     fk = vi[pb + dk * NSOLVI]
                                     hik = hb + ti.max(fi, fk) * ns + ti.min(fi, fk)
@@ -93,6 +92,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                                 for q in ti.static(range(GROUP)):
                                     h = h + ja[jk + off[q]] * scl[q]
                                 ha[hik] = h
+                                hik += step
         c += g
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
     for i in range(nvi):
