@@ -21,10 +21,12 @@ from tests.test_solver import assert_newton
 L = U.L
 
 
-def pile(cone: str):
+def pile(cone: str, island: bool = True):
     mjm = mujoco.MjModel.from_xml_path(str(shared_model("bench/boxes27_pile.xml")))
     mjm.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE  # solver_util's snapshots read efc_J dense
     mjm.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
+    if not island:
+        mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
     return mjm
 
 
@@ -41,17 +43,19 @@ def profile_cost(pattern: np.ndarray) -> int:
     return cost
 
 
-@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
-def test_pile_matches_mujoco_and_order_properties(cone):
-    mjm = pile(cone)
+@pytest.mark.parametrize("cone,island", [("pyramidal", True), ("elliptic", True), ("pyramidal", False)])
+def test_pile_matches_mujoco_and_order_properties(cone, island):
+    """By islands (the pile is one) and, islands disabled, one solve of every dof and row."""
+    mjm = pile(cone, island)
     snaps = U.sample(mjm, 1001, 250)  # settling, then at rest (204 contacts, 816 rows, one island)
+    assert all(s["nisland"] == (1 if island else 0) for s in snaps)
     dd = assert_newton(mjm, snaps)
     nv = mjm.nv
     for b, s in enumerate(snaps):
         vi = dd["solver_vi"][b]
-        # the last island solved: its dofs (SVI_ISLAND) and rows (SEI_ISLAND)
+        # the last island solved: its dofs (SVI_ISLAND) and rows (SEI_ISLAND); without islands every one
         k = int(dd["solver_n"][b, L.SN_NISLAND]) - 1
-        dofs = np.flatnonzero(vi[:nv, L.SVI_ISLAND] == k)
+        dofs = np.flatnonzero(vi[:nv, L.SVI_ISLAND] == k) if island else np.arange(nv)
         n = len(dofs)
         order = vi[:n, L.SVI_HLIST]
         assert sorted(order) == list(dofs), f"snapshot {b}: not a permutation of the island's dofs"
@@ -62,8 +66,12 @@ def test_pile_matches_mujoco_and_order_properties(cone):
         for a, e in zip(starts, np.r_[starts[1:], n]):
             np.testing.assert_array_equal(order[a:e], np.arange(order[a], order[a] + e - a))
         # the Hessian at the states the solver ended with, in the factor's order, against L L'
-        rows = np.flatnonzero(dd["solver_efc_i"][b, :s["nefc"], L.SEI_ISLAND] == k)
-        quad = dd["solver_efc_i"][b, rows, L.SEI_STATE] == L.CNSTRSTATE_QUADRATIC
+        if island:
+            rows = np.flatnonzero(dd["solver_efc_i"][b, :s["nefc"], L.SEI_ISLAND] == k)
+            quad = dd["solver_efc_i"][b, rows, L.SEI_STATE] == L.CNSTRSTATE_QUADRATIC
+        else:  # (no swap of the states without islands: efc_state is the solver's)
+            rows = np.arange(s["nefc"])
+            quad = dd["efc_i"][b, rows, L.EFC_STATE] == L.CNSTRSTATE_QUADRATIC
         J = s["J"][rows][:, order]
         H = s["qM"][np.ix_(order, order)] + J.T @ (J * (s["efc_D"][rows] * quad)[:, None])
         if cone == "pyramidal":  # (elliptic: CONE rows add their cone Hessians to solver_Hcone, not here)
