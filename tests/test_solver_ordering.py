@@ -5,7 +5,8 @@ in Reverse Cuthill-McKee order. The solve on MuJoCo's rows gives MuJoCo's qacc a
 largest entry, its states and iteration counts exactly (as tests/test_solver.py holds every model to); and the
 order has its exact properties: a permutation of the island's dofs with each tree's dofs together and
 ascending, a factor that gives back the Hessian in that order to rounding, and a profile less than half the
-ascending order's (at rest: 68k multiply-adds against 215k). A model MuJoCo factors densely (under 60 dofs) keeps the ascending order, MuJoCo's.
+ascending order's (at rest: 68k multiply-adds against 215k). A model MuJoCo factors densely (under 60 dofs)
+keeps the ascending order, MuJoCo's.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ rows of room (only rows stored whole can join more than two trees) also keep the
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    EFC_JADR, EFC_SPAN, NSOLVI, SEI_ADJ, SEI_OLDSTATE, SVI_ADJ, SVI_DEG, SVI_FIRST, SVI_HLIST, SVI_HPOS, SVI_LIST, SVI_ORDER,
-    SVI_SLOT, SVI_TREE, SVI_TSTART, SZ_NEFCMAX, SZ_NV,
+    EFC_JADR, EFC_SPAN, NSOLVI, SEI_ADJ, SEI_OLDSTATE, SVI_ADJ, SVI_DEG, SVI_FIRST, SVI_HLIST, SVI_HPOS, SVI_LIST,
+    SVI_ORDER, SVI_SLOT, SVI_TREE, SVI_TSTART, SZ_NEFCMAX, SZ_NV,
 )
 from rigidsim.engine.solver.linalg import base, passes, row
 
