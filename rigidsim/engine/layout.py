@@ -258,18 +258,27 @@ NSOLV = 15
 # SVI_LIST row k: the k-th dof of the island being solved, SVI_POS the dof's position in that list,
 # SVI_NITER row k: island k's iterations; SVI_NEXT the next dof of the dof's island (-1: the last), SVI_HEAD
 # and SVI_RHEAD row k: island k's first dof and first row (-1: none); SVI_FIRST row k: a lower bound on the
-# first nonzero of row k of Newton's factor (its profile: `linalg.chol_factor`)
+# first nonzero of row k of Newton's factor (its profile: `linalg.chol_factor`). Newton's factor orders the
+# island's dofs its own way (`solver.ordering`): SVI_HPOS the dof's row in solver_H, SVI_HLIST row k: the dof
+# of solver_H's row k; while the order is computed, per tree of the island (row s: the s-th tree of the list,
+# its slot) SVI_TSTART its first position in the list, SVI_DEG and SVI_ADJ its neighbours' count and first
+# entry in solver_efc_i's SEI_ADJ, SVI_ORDER row q: the q-th slot visited; SVI_SLOT row t: tree t's slot.
+# SVI_REACH row j: a bound on the factor's rows whose profile reaches column j (`linalg.chol_factor`)
 SVI_TREE, SVI_PARENT, SVI_ISLAND, SVI_LIST, SVI_POS, SVI_NITER, SVI_NEXT, SVI_HEAD, SVI_RHEAD = range(9)
 SVI_FIRST = 9
-NSOLVI = 10
+SVI_HPOS, SVI_HLIST, SVI_SLOT, SVI_TSTART, SVI_DEG, SVI_ADJ, SVI_ORDER, SVI_REACH = range(10, 18)
+NSOLVI = 18
 # solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
 # row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
 # (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart), SEI_NEXT the
-# next row of the row's island (-1: the last)
+# next row of the row's island (-1: the last); SEI_ADJ, 2 columns: while Newton's order is computed
+# (`solver.ordering`), the adjacency lists of the island's tree graph (entry e at row e // 2, column
+# SEI_ADJ + e % 2)
 SEI_OLDSTATE, SEI_ISLAND, SEI_LIST, SEI_STATE, SEI_NEXT = 0, 1, 2, 3, 4
-NSOLEI = 5
+SEI_ADJ = 5
+NSOLEI = 7
 # solver_H, solver_Hcone [B, nv, nv]: the dense Newton Hessian's Cholesky factor (lower triangle, indexed by
-# position in the island), and the same with the elliptic cones' rank updates
+# the factor's order of the island's dofs, SVI_HPOS), and the same with the elliptic cones' rank updates
 # solver_n [B, NSOLN] ints: the number of islands of the last solve
 SN_NISLAND = 0
 NSOLN = 1

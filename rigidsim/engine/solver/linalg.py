@@ -4,7 +4,8 @@ The solver works on one constraint island at a time (or on every dof and row at 
 writes the island's dofs, ascending, into ``solver_vi[b, k, SVI_LIST]`` (k < nvi) and its rows, in
 their order, into ``solver_efc_i[b, c, SEI_LIST]`` (c < nrow); every function here takes those counts
 and walks the lists. Per-dof vectors stay indexed by dof (a column of ``solver_v`` or ``dof``); the dense
-Hessian is indexed by position in the list.
+Hessian and its factor are indexed in the factor's own order of the island's dofs (`ordering`:
+``solver_vi``'s SVI_HPOS and SVI_HLIST).
 
 Sums follow MuJoCo's order where it is cheap to do so: `dots` keeps mju_dot's four partial sums, the
 sparse mass-matrix product is mju_mulSymVecSparse's, and the Cholesky routines are mju_cholFactor,
@@ -16,12 +17,15 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SV_UPD, SVI_FIRST, SVI_LIST, SVI_POS, SZ_NV,
+    SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
 # condim 3 has four
 GROUP = 4
+# islands of at least this many dofs bound the profile factor's column loops by the column's reach
+# (`chol_factor`); in smaller ones keeping the bound costs about what it saves (humanoid: 27 dofs)
+REACH_N = 60
 
 
 @ti.func
@@ -451,19 +455,32 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     start there (rounded down to a multiple of 4, which keeps mju_dot's partial sums to the bit). A pile of
     free bodies, whose Hessian couples each body with its few neighbours, needs a fraction of the dense
     work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by position, for the updates and
-    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in)."""
+    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in). Column j's
+    entries below the last row whose profile reaches it are all leading zeros: solver_vi[:, SVI_REACH] keeps
+    that row (a bound on it, `chol_update`), and the loops over a column stop there (islands of REACH_N dofs
+    or more; smaller ones walk whole columns)."""
     ha = ti.static(h.arr)
     va = ti.static(d.solver_vi.arr)
     vs = ti.static(NSOLVI)
     hs = h.strides[1]
     hb = base(h, b, 0)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
+    bounded = n >= REACH_N
+    if bounded:
+        for i in range(n):
+            va[rb + i * vs] = i
     for i in range(n):
         hi = hb + i * hs
         f = 0
         while f < i and ha[hi + f] == 0.0:
             f += 1
         va[fb + i * vs] = f
+        if bounded:
+            va[rb + f * vs] = ti.max(va[rb + f * vs], i)
+    if bounded:
+        for j in range(1, n):  # the last row reaching column j: the last whose first nonzero is at j or before
+            va[rb + j * vs] = ti.max(va[rb + j * vs], va[rb + (j - 1) * vs])
     rank = n
     for j in range(n):
         hj = hb + j * hs
@@ -481,14 +498,17 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
             while i < n:
                 ha[hb + i * hs + j] = 0.0
                 i += 1
-        while i < n:
+        end = n
+        if bounded:
+            end = va[rb + j * vs] + 1  # rows past it: leading zeros in column j
+        while i < end:
             fi = va[fb + i * vs]
             if fi > j:  # L[i, j] is one of the row's leading zeros
                 i += 1
             else:
                 hi = hb + i * hs
                 k0 = ti.max(fi, fj)
-                if i + 1 < n and va[fb + (i + 1) * vs] <= j:
+                if i + 1 < end and va[fb + (i + 1) * vs] <= j:
                     k0 = ti.max(ti.min(fi, va[fb + (i + 1) * vs]), fj)
                     d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j, k0 - k0 % 4)
                     ha[hi + j] = (ha[hi + j] - d0) * inv
@@ -502,27 +522,34 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
 
 @ti.func
 def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
-    """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (positions of the island's list):
-    forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is gathered
-    into solver_v[:, SV_UPD] by position (the island's k-th dof at row k; that column is the rank-one
-    update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
+    """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (rows in the factor's order,
+    `ordering`): forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is
+    gathered into solver_v[:, SV_UPD] by row (the dof SVI_HLIST of row k at row k; that column is the
+    rank-one update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
     read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
     dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums to
     the bit), the backward pass skips rows whose entry in the column is a leading zero (subtracting an exact
-    zero product changes nothing)."""
+    zero product changes nothing) and stops at the column's reach (SVI_REACH, which the forward pass makes
+    a running maximum again after `chol_update`'s)."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
     ha = ti.static(h.arr)
     hs = h.strides[1]
     hb = base(h, b, 0)
-    lb = list_base(d, b)
+    lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
+    bounded = n >= REACH_N
+    reach = 0
     for i in range(n):
+        if bounded:
+            reach = ti.max(reach, vi[rb + i * NSOLVI])
+            vi[rb + i * NSOLVI] = reach
         hi = hb + i * hs
         # the row times the solution so far, in mju_dot's order
         r0 = 0.0
@@ -548,7 +575,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     for ii in range(n):
         i = n - 1 - ii
         ri = va[xb + i * vs]
-        for j in range(i + 1, n):
+        jend = n
+        if bounded:
+            jend = vi[rb + i * NSOLVI] + 1
+        for j in range(i + 1, jend):
             if vi[fb + j * NSOLVI] <= i:
                 ri -= ha[hb + j * hs + i] * va[xb + j * vs]
         va[xb + i * vs] = ri / ha[hb + i * hs + i]
@@ -560,20 +590,37 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
 @ti.func
 def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
     """In place rank-one update (plus != 0) or downdate of the factor in h: L L' +- x x' with x in
-    solver_v[:, xcol], which is overwritten (mju_cholUpdate). Returns the rank: n less the pivots that fell
-    below mjMINVAL and were replaced by it."""
+    solver_v[:, xcol] (by dof; row k of the factor is dof SVI_HLIST of row k), which is overwritten
+    (mju_cholUpdate). Returns the rank: n less the pivots that fell below mjMINVAL and were replaced by it.
+    Column k's pass stops past both the rows that reach it (SVI_REACH's running maximum) and the last row
+    where x may be nonzero: every row after them has a leading zero there and x_i = 0, which the pass skips.
+    A filled-in row raises its new first column's SVI_REACH, so that the bound holds for later passes."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
     ha = ti.static(h.arr)
     hs = h.strides[1]
     hb = base(h, b, 0)
-    lb = list_base(d, b)
+    lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
+    rb = base(d.solver_vi, b, SVI_REACH)
     xb = base(d.solver_v, b, xcol)
     sgn = 1.0 if plus != 0 else -1.0
     rank = n
+    bounded = n >= REACH_N
+    xend = n - 1  # the last row where x is nonzero, then where it may be
+    scanning = bounded
+    while scanning:
+        if xend < 0:
+            scanning = False
+        elif va[xb + vi[lb + xend * NSOLVI] * vs] != 0.0:
+            scanning = False
+        else:
+            xend -= 1
+    reach = 0
     for k in range(n):
+        if bounded:
+            reach = ti.max(reach, vi[rb + k * NSOLVI])
         xk = va[xb + vi[lb + k * NSOLVI] * vs]
         if xk != 0.0:
             hkk = hb + k * hs + k
@@ -588,7 +635,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
             s = xk / lkk
             ha[hkk] = r
             ssg = sgn * s
-            for i in range(k + 1, n):
+            xend = ti.max(xend, reach)
+            for i in range(k + 1, xend + 1):
                 xi = xb + vi[lb + i * NSOLVI] * vs
                 fi = fb + i * NSOLVI
                 # L[i, k] a leading zero of row i and x_i = 0: both stay exact zeros, nothing to do; with
@@ -596,6 +644,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
                 if vi[fi] <= k or va[xi] != 0.0:
                     if vi[fi] > k:
                         vi[fi] = k
+                        if bounded:
+                            vi[rb + k * NSOLVI] = ti.max(vi[rb + k * NSOLVI], i)
                     hik = hb + i * hs + k
                     lik = (ha[hik] + ssg * va[xi]) * cinv
                     ha[hik] = lik

@@ -2,7 +2,8 @@
 HessianIncremental, dense case).
 
 H = M + J' diag(D_quadratic) J over the island (rows in the QUADRATIC state contribute D, the others 0) is
-factored into ``solver_H`` (positions of the island's dof list, lower triangle). With elliptic contacts in
+factored into ``solver_H`` (lower triangle; its rows and columns in the factor's order of the island's dofs,
+which `ordering.order` chooses before the first factor of a solve: SVI_HPOS, SVI_HLIST). With elliptic contacts in
 the CONE state a second factor in ``solver_Hcone`` adds each such contact's cone Hessian as dim rank-one
 updates: with the cone Hessian's own Cholesky factor Lc, the rows of Lc' J. After a step, rows that entered
 or left the QUADRATIC state update or downdate the factor by sqrt(D) J_row; when a downdate loses rank the
@@ -14,12 +15,13 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
-    NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_POS,
+    NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_HPOS,
 )
 from rigidsim.engine.solver.linalg import (
     GROUP, base, chol_factor, chol_update, dof, list_base, row, row_group, row_span, row_vector, small_chol, span_at,
     span_dof, two,
 )
+from rigidsim.engine.solver.ordering import order
 from rigidsim.engine.solver.update import cone_hessian
 from rigidsim.engine.solver.variant import ELLIPTIC
 
@@ -28,7 +30,9 @@ from rigidsim.engine.solver.variant import ELLIPTIC
 def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     """solver_H's lower triangle = M + J' diag(D of the QUADRATIC rows) J on the island (mju_sqrMatTD's
     order: row by row, each nonzero J entry scaling the row's leading part; a run of rows with the same spans
-    at once, adding in the rows' order, `linalg.row_group`)."""
+    at once, adding in the rows' order, `linalg.row_group`). The pair of list positions k <= i is entry
+    (max, min) of their rows in the factor's order (SVI_HPOS): a span's dofs, one tree's, are consecutive
+    there too, from the row of its first dof."""
     vi = ti.static(d.solver_vi.arr)
     ha = ti.static(d.solver_H.arr)
     ja = ti.static(d.efc_J.arr)
@@ -37,6 +41,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     ns = d.solver_H.strides[1]  # nv: the row stride of solver_H
     lb = list_base(d, b)
     hb = base(d.solver_H, b, 0)
+    pb = base(d.solver_vi, b, SVI_HPOS)
     for i in range(nvi):
         for k in range(i + 1):
             ha[hb + i * ns + k] = 0.0
@@ -50,32 +55,50 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
                     dr[q] = d.efc[b, rows[q], EFC_D]
         if (dr != 0.0).any():
             p, o, sh, whole = row_span(d, b, rows[0], nvi, True)  # the rows' nonzeros lie in their spans
+            # the factor's row of each span's first dof (of a whole row: unused, each dof's own is read)
+            hp = ti.Vector([vi[pb + (p[0] + sh[0]) * NSOLVI], vi[pb + (p[2] + sh[1]) * NSOLVI]])
             for s in range(two(nvi)):
                 first, end, js, sf = span_at(p, o, sh, s)
+                hs = ti.select(s == 0, hp[0], hp[1]) - first
                 for i in range(first, end):
-                    ji = js + span_dof(vi, lb, i, sf, whole)
+                    di = span_dof(vi, lb, i, sf, whole)
+                    ji = js + di
                     # row q's entry i times its D: 0 for a row that adds nothing (a zero entry, D = 0, or q >= g:
                     # adding its zero products leaves the sum as it is)
                     scl = ti.Vector([0.0] * GROUP)
                     for q in ti.static(range(GROUP)):
                         scl[q] = ja[ji + off[q]] * dr[q]
                     if (scl != 0.0).any():
-                        hi = hb + i * ns
+                        fi = hs + i
+                        if whole:
+                            fi = vi[pb + di * NSOLVI]
                         for t in range(s + 1):  # the spans' columns up to i
                             kfirst, kend, jt, tf = span_at(p, o, sh, t)
+                            ht = ti.select(t == 0, hp[0], hp[1]) - kfirst  # k's row: ht + k
+                            # entry (i, k) of span t's block: row fi, column ht + k; the block of an earlier
+                            # span whose tree comes later in the factor's order: row ht + k, column fi
+                            hik = hb + fi * ns + ht + kfirst
+                            step = 1
+                            if t < s and ht + kfirst > fi:
+                                hik = hb + (ht + kfirst) * ns + fi
+                                step = ns
                             for k in range(kfirst, ti.min(kend, i + 1)):
-                                jk = jt + span_dof(vi, lb, k, tf, whole)
-                                h = ha[hi + k]
+                                dk = span_dof(vi, lb, k, tf, whole)
+                                jk = jt + dk
+                                if whole:  # positions of the whole list: each dof's row
+                                    fk = vi[pb + dk * NSOLVI]
+                                    hik = hb + ti.max(fi, fk) * ns + ti.min(fi, fk)
+                                h = ha[hik]
                                 for q in ti.static(range(GROUP)):
                                     h = h + ja[jk + off[q]] * scl[q]
-                                ha[hi + k] = h
+                                ha[hik] = h
+                                hik += step
         c += g
     mb = base(d.M, b, m.opt_i[OPT_SOLVER_M])  # qM, or qH (approximate_implicitfast)
-    pb = base(d.solver_vi, b, SVI_POS)
     for i in range(nvi):
         di = vi[lb + i * NSOLVI]
         adr = m.dof_i[di, DOF_MADR]
-        hi = hb + i * ns
+        hi = hb + vi[pb + di * NSOLVI] * ns  # M's row: the dof's ancestors, rows before it in its tree
         for p in range(m.dof_i[di, DOF_MROWNNZ]):
             hij = hi + vi[pb + m.m_i[adr + p, M_COLIND] * NSOLVI]
             ha[hij] = ha[hij] + ma[mb + (adr + p) * ms]
@@ -120,7 +143,10 @@ def update_factor(m: ti.template(), d: ti.template(), b, nvi, nrow, full, varian
     SEI_OLDSTATE) or downdate (it left) by sqrt(D) J_row per changed row, rebuilding and refactoring instead
     when a downdate loses rank (HessianIncremental). With the elliptic cone compiled, solver_Hcone is then
     that factor updated with the active cones (a copy when there are none), so that the solve has one
-    factor to read (one compiled copy of it)."""
+    factor to read (one compiled copy of it). The first factor of a solve (`full`) chooses the factor's order
+    of the island's dofs first (`ordering.order`)."""
+    if full:
+        order(m, d, b, nvi, nrow)
     rebuild = full
     c = 0
     while c < nrow and not rebuild:
