@@ -102,3 +102,18 @@ def test_rk4_takes_the_full_capacity(tmp_path):
     p.write_text(SCENE.replace('timestep="0.005"', 'timestep="0.005" integrator="RK4"'))
     sim = _sim(p)
     assert not sim._grow and sim.nconmax == sim._sizes["nconall"]
+
+
+def test_capacity_and_pool_growing_in_one_launch(path, full, monkeypatch):
+    """Envs paused for room in the contact pool while others pause for contact capacity: the capacity's new
+    buffers drop the former's forward pass, so they do it again (they recorded zero rows before the fix)."""
+    monkeypatch.setattr(S, "CONTACTS_START", 1)
+    monkeypatch.setattr(S, "CONTACT_BUDGET_BYTES", 2 * 12 * 8)  # a pool of 2 rows to start with
+    n, ref = full
+    sim = _sim(path)
+    frames, rows = _record(sim)
+    ref.reset(qpos=_sim(path).get("qpos"))  # the initial state (`full` is shared with the other tests)
+    ref_frames, ref_rows = _record(ref)
+    assert sim.nconmax > 14
+    for k in ref_rows:
+        np.testing.assert_array_equal(rows[k], ref_rows[k], err_msg=k)

@@ -388,6 +388,10 @@ class Simulator:
                 li[L.LAUNCH_POOL_N] = rows  # the rows past the old end were never written
             if cap.any():
                 self._grow_contacts(int(st[cap, 3].max()))
+                if pool.any():  # their forward pass was in the buffers just made anew: they do it again
+                    st[pool, 0] = L.ENV_PAUSED_CAPACITY
+                    if self.backend != "cpu":
+                        self._status.from_numpy(st)
             self._launch(controls, s0, n, every, frame0, final, record, frames, resume=True)
         if self.backend != "cpu" and self._rec_contacts and record:
             self._crec_host = self._host(self._crec)
