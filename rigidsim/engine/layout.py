@@ -271,12 +271,12 @@ NSOLVI = 18
 # solver_efc_i [B, nefcmax, NSOLEI] ints: the row's state before the last step, its island, row k: the k-th
 # row of the island being solved, and SEI_STATE: after a solve by islands, the state the solver ended with
 # (efc_state then holds what MuJoCo 4 reports there: the state at qacc_smooth of its warmstart), SEI_NEXT the
-# next row of the row's island (-1: the last); SEI_ADJ, 2 columns: while Newton's order is computed
-# (`solver.ordering`), the adjacency lists of the island's tree graph (entry e at row e // 2, column
-# SEI_ADJ + e % 2)
+# next row of the row's island (-1: the last); while Newton's order is computed (`solver.ordering`), the
+# island's tree graph: SEI_ADJ, 2 columns, its adjacency lists (entry e at row e // 2, column SEI_ADJ + e % 2),
+# SEI_EDGE, 2 columns, row e: edge e's two trees (slots)
 SEI_OLDSTATE, SEI_ISLAND, SEI_LIST, SEI_STATE, SEI_NEXT = 0, 1, 2, 3, 4
-SEI_ADJ = 5
-NSOLEI = 7
+SEI_ADJ, SEI_EDGE = 5, 7
+NSOLEI = 9
 # solver_H, solver_Hcone [B, nv, nv]: the dense Newton Hessian's Cholesky factor (lower triangle, indexed by
 # the factor's order of the island's dofs, SVI_HPOS), and the same with the elliptic cones' rank updates
 # solver_n [B, NSOLN] ints: the number of islands of the last solve

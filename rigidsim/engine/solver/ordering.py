@@ -26,7 +26,7 @@ rows of room (only rows stored whole can join more than two trees) also keep the
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    EFC_JADR, EFC_SPAN, NSOLVI, SEI_ADJ, SEI_OLDSTATE, SVI_ADJ, SVI_DEG, SVI_FIRST, SVI_HLIST, SVI_HPOS, SVI_LIST,
+    EFC_JADR, EFC_SPAN, NSOLVI, SEI_ADJ, SEI_EDGE, SVI_ADJ, SVI_DEG, SVI_FIRST, SVI_HLIST, SVI_HPOS, SVI_LIST,
     SVI_ORDER, SVI_SLOT, SVI_TREE, SVI_TSTART, SZ_NEFCMAX, SZ_NV,
 )
 from rigidsim.engine.solver.linalg import base, passes, row
@@ -36,9 +36,6 @@ SPARSE_NV = 60
 # a tree's mark while the order is computed (its BFS level, or visited): solver_vi's SVI_FIRST, which holds
 # nothing until `chol_factor` writes the factor's profile there
 SVI_MARK = SVI_FIRST
-# the graph's edge list: solver_efc_i's SEI_OLDSTATE, which Newton's iterations write for every row of the
-# island before they read it (the order is chosen before the first iteration)
-SEI_EDGE = SEI_OLDSTATE
 
 
 @ti.func
@@ -57,9 +54,8 @@ def _graph(m: ti.template(), d: ti.template(), b, nvi, nrow, ntree):
     """The island's tree graph as adjacency lists (slot s's neighbours: entries SVI_ADJ .. + SVI_DEG of row s,
     each once). A row given by spans joins the trees of its two spans; a row stored whole joins the first
     tree where its Jacobian is nonzero with each other such tree (as `island.find_islands` does). One pass
-    over the rows lists the edges (SEI_EDGE of row e: edge e's two slots sa, sb as sa * ntree + sb; a row
-    with the spans of the row before it, as a contact's rows, adds nothing), a pass over the edges fills the
-    lists. Returns False (no
+    over the rows lists the edges (SEI_EDGE of row e: edge e's two slots; a row with the spans of the row
+    before it, as a contact's rows, adds nothing), a pass over the edges fills the lists. Returns False (no
     graph) when a span lies across two trees or there are more edges than rows of room."""
     va = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
@@ -112,7 +108,8 @@ def _graph(m: ti.template(), d: ti.template(), b, nvi, nrow, ntree):
                     if nedge >= cap:
                         ok = False
                     else:
-                        d.solver_efc_i[b, nedge, SEI_EDGE] = sa * ntree + sb
+                        d.solver_efc_i[b, nedge, SEI_EDGE] = sa
+                        d.solver_efc_i[b, nedge, SEI_EDGE + 1] = sb
                         d.solver_vi[b, sa, SVI_DEG] = d.solver_vi[b, sa, SVI_DEG] + 1
                         d.solver_vi[b, sb, SVI_DEG] = d.solver_vi[b, sb, SVI_DEG] + 1
                         nedge += 1
@@ -124,11 +121,10 @@ def _graph(m: ti.template(), d: ti.template(), b, nvi, nrow, ntree):
             acc += d.solver_vi[b, s, SVI_DEG]
             d.solver_vi[b, s, SVI_DEG] = 0
         for e in range(nedge):
-            pk = d.solver_efc_i[b, e, SEI_EDGE]
             for q in range(passes(m, 2)):
-                sa = ti.select(q == 0, pk // ntree, pk % ntree)
+                sa = d.solver_efc_i[b, e, SEI_EDGE + q]
                 deg = d.solver_vi[b, sa, SVI_DEG]
-                _set_adj(d, b, d.solver_vi[b, sa, SVI_ADJ] + deg, ti.select(q == 0, pk % ntree, pk // ntree))
+                _set_adj(d, b, d.solver_vi[b, sa, SVI_ADJ] + deg, d.solver_efc_i[b, e, SEI_EDGE + 1 - q])
                 d.solver_vi[b, sa, SVI_DEG] = deg + 1
         # each neighbour once (two trees may touch at several contacts)
         for s in range(ntree):
