@@ -460,14 +460,17 @@ class Simulator:
         _, buf = self._rollout_buffer(int(nstep), int(every))
         self._launch(c, 0, 0, int(every), 0, False, False, buf)
 
+    def _pool_budget_rows(self) -> int:
+        """The contact pool rows CONTACT_BUDGET_BYTES holds."""
+        return CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize)
+
     def _rollout_buffer(self, nstep: int, every: int):
         """(frames a launch may record at most but 2, the frame buffer) of a rollout of `nstep` steps."""
         per_frame = self.n_envs * self._fwidth * np.dtype(self.dtype).itemsize
         fc = max(1, min(FRAME_BUDGET_BYTES // max(per_frame, 1), nstep // every + 1))
         if self._rec_contacts:  # the contact pool: 8 rows a frame to start with, within its budget
             self._launch_host[L.LAUNCH_POOL_N] = 0
-            self._pool(min(CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize),
-                           (fc + 2) * self.n_envs * 8))
+            self._pool(min(self._pool_budget_rows(), (fc + 2) * self.n_envs * 8))
         # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
         return fc, self._frame_buffer((fc + 2, self.n_envs, self._fwidth))
 
@@ -501,7 +504,7 @@ class Simulator:
         fc, buf = self._rollout_buffer(nstep, every)
         span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
         final_frame = -(-nstep // every)  # the kernel's index of the state after the last step
-        pool_rows = CONTACT_BUDGET_BYTES // (L.NCREC * np.dtype(self.dtype).itemsize)
+        pool_rows = self._pool_budget_rows()
         rows_per_frame = 0.0  # contact rows a recorded frame (of all B envs) took so far, at most
         s0 = 0
         # steps in the next launch: grows until a launch takes about LAUNCH_SECONDS; from one step, or when an
