@@ -21,7 +21,7 @@ from rigidsim.engine.layout import (
 
 @ti.func
 def row_vel(d: ti.template(), b, r, nv):
-    """efc_J row r times qvel over its spans, summed as mju_dot sums the whole row (`linalg.span_dot`)."""
+    """efc_J row r times qvel over its spans, summed over its nonzeros (`linalg.span_dot`)."""
     p, o, sh, whole = row_span(d, b, r, nv, False)
     return span_dot(d.efc_J.arr, o, sh, whole, d.qvel.arr, base(d.qvel, b, 0), 1, d.solver_vi.arr, 0, nv, p)
 

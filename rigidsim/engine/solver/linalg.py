@@ -7,9 +7,11 @@ and walks the lists. Per-dof vectors stay indexed by dof (a column of ``solver_v
 Hessian and its factor are indexed in the factor's own order of the island's dofs (`ordering`:
 ``solver_vi``'s SVI_HPOS and SVI_HLIST).
 
-Sums follow MuJoCo's order where it is cheap to do so: `dots` keeps mju_dot's four partial sums, the
-sparse mass-matrix product is mju_mulSymVecSparse's, and the Cholesky routines are mju_cholFactor,
-mju_cholSolve and mju_cholUpdate, so that the termination tests see the same rounding.
+The parity contract is tolerances (qacc and forces to 1e-6 relative of MuJoCo's at the same state), not
+equal bits: sums are in whatever order is cheapest here. `dots` keeps mju_dot's four partial sums, the
+sparse mass-matrix product is mju_mulSymVecSparse's and the factor and its updates are mju_cholFactor's and
+mju_cholUpdate's; a row of J times a vector (`span_dot`, `group_dot`) is summed left to right over the
+row's nonzeros in registers, and the factor's backward solve goes by rows (`chol_solve`).
 """
 
 
@@ -127,29 +129,16 @@ def span_dof(vi: ti.template(), lb, k, sh, whole):
 def span_dot(ja: ti.template(), o, sh, whole, ya: ti.template(), yb, ys: ti.template(), vi: ti.template(), lb, n,
              p):
     """sum_k ja[o[s] + i_k] * ya[yb + i_k * ys] over the positions k of span s ([p[0], p[1]) and [p[2], p[3])
-    of n), i_k the dof at position k (`span_dof`), summed in
-    mju_dot's order over all n positions, the ones outside the spans being zeros: four partial sums by k % 4
-    below n - n % 4, then the remainder left to right. Equal, bit for bit, to that dot over the whole row."""
-    n4 = n - (n & 3)
-    acc = ti.Vector([0.0, 0.0, 0.0, 0.0])
-    tail = 0.0
+    of n), i_k the dof at position k (`span_dof`), summed left to right in one register (the parity
+    contract leaves the order free; a lane chosen by k % 4, as mju_dot's, would keep the sums in a local
+    array indexed at run time, that is in memory)."""
+    acc = 0.0
     for s in range(two(n)):
         first, end, jb, sf = span_at(p, o, sh, s)
         for k in range(first, end):
             i = span_dof(vi, lb, k, sf, whole)
-            v = ja[jb + i] * ya[yb + i * ys]
-            if k < n4:  # lane k % 4, in a local array
-                acc[k & 3] = acc[k & 3] + v
-            else:
-                tail += v
-    a0 = acc[0]
-    a1 = acc[1]
-    a2 = acc[2]
-    a3 = acc[3]
-    res = (a0 + a2) + (a1 + a3)
-    if n4 < n:
-        res = res + tail
-    return res
+            acc = acc + ja[jb + i] * ya[yb + i * ys]
+    return acc
 
 
 @ti.func
@@ -243,8 +232,8 @@ def jdot(d: ti.template(), b, r, n, y: ti.template(), cy):
 @ti.func
 def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
     """The rows of a run (`row_group`: first row r, offsets off) times the vector in column cy of y over the
-    island's n dofs: GROUP dots (a row past the run repeats the first), each in mju_dot's order as `jdot`
-    sums it; each entry of y is loaded once for the run."""
+    island's n dofs: GROUP dots (a row past the run repeats the first), each summed as `span_dot` sums it
+    (a register per row); each entry of y is loaded once for the run."""
     vi = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
     ya = ti.static(y.arr)
@@ -252,27 +241,15 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
     yb = base(y, b, cy)
     lb = list_base(d, b)
     p, o, sh, whole = row_span(d, b, r, n, True)
-    n4 = n - (n & 3)
-    acc = ti.Matrix.zero(float, GROUP, 4)
-    tail = ti.Vector.zero(float, GROUP)
+    acc = ti.Vector.zero(float, GROUP)  # one running sum per row, in registers
     for s in range(two(n)):
         first, end, jb, sf = span_at(p, o, sh, s)
         for k in range(first, end):
             i = span_dof(vi, lb, k, sf, whole)
             yv = ya[yb + i * ys]
-            lane = k & 3
             for q in ti.static(range(GROUP)):
-                v = ja[jb + off[q] + i] * yv
-                if k < n4:
-                    acc[q, lane] = acc[q, lane] + v
-                else:
-                    tail[q] = tail[q] + v
-    res = ti.Vector.zero(float, GROUP)
-    for q in ti.static(range(GROUP)):
-        res[q] = (acc[q, 0] + acc[q, 2]) + (acc[q, 1] + acc[q, 3])
-        if n4 < n:
-            res[q] = res[q] + tail[q]
-    return res
+                acc[q] = acc[q] + ja[jb + off[q] + i] * yv
+    return acc
 
 
 @ti.func
@@ -322,14 +299,16 @@ def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: t
         i = vi[lb + k * NSOLVI]
         adr = m.dof_i[i, DOF_MADR]
         xi = xa[xb + i * xs]
-        ri = rb + i * rs
-        ra[ri] = ma[mb + adr * ms] * xi
+        # row i's own sum in a register (its ancestors j < i are other entries; its descendants, later in
+        # the list, add to it after the store): the same additions in the same order
+        ri = ma[mb + adr * ms] * xi
         for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
             j = m.m_i[adr + p, M_COLIND]
             val = ma[mb + (adr + p) * ms]
             rj = rb + j * rs
-            ra[ri] = ra[ri] + val * xa[xb + j * xs]
+            ri = ri + val * xa[xb + j * xs]
             ra[rj] = ra[rj] + val * xi
+        ra[rb + i * rs] = ri
 
 
 @ti.func
@@ -527,10 +506,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     gathered into solver_v[:, SV_UPD] by row (the dof SVI_HLIST of row k at row k; that column is the
     rank-one update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
     read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
-    dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums to
-    the bit), the backward pass skips rows whose entry in the column is a leading zero (subtracting an exact
-    zero product changes nothing) and stops at the column's reach (SVI_REACH, which the forward pass makes
-    a running maximum again after `chol_update`'s)."""
+    dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums), and
+    the backward pass goes by rows of L, last first, each solved entry subtracted from the entries of its
+    row's profile (contiguous in memory; mju_cholSolve goes by columns: the same products, each entry's
+    subtractions in the opposite order, so equal to rounding, not to the bit)."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -539,17 +518,11 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     hb = base(h, b, 0)
     lb = base(d.solver_vi, b, SVI_HLIST)
     fb = base(d.solver_vi, b, SVI_FIRST)
-    rb = base(d.solver_vi, b, SVI_REACH)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
-    bounded = n >= REACH_N
-    reach = 0
     for i in range(n):
-        if bounded:
-            reach = ti.max(reach, vi[rb + i * NSOLVI])
-            vi[rb + i * NSOLVI] = reach
         hi = hb + i * hs
         # the row times the solution so far, in mju_dot's order
         r0 = 0.0
@@ -572,16 +545,13 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
                 k += 1
             s = s + tail
         va[xb + i * vs] = (va[xb + i * vs] - s) / ha[hi + i]
-    for ii in range(n):
-        i = n - 1 - ii
-        ri = va[xb + i * vs]
-        jend = n
-        if bounded:
-            jend = vi[rb + i * NSOLVI] + 1
-        for j in range(i + 1, jend):
-            if vi[fb + j * NSOLVI] <= i:
-                ri -= ha[hb + j * hs + i] * va[xb + j * vs]
-        va[xb + i * vs] = ri / ha[hb + i * hs + i]
+    for jj in range(n):  # by rows of L, last first: row j's profile is contiguous in memory
+        j = n - 1 - jj
+        hj = hb + j * hs
+        xj = va[xb + j * vs] / ha[hj + j]
+        va[xb + j * vs] = xj
+        for i in range(vi[fb + j * NSOLVI], j):
+            va[xb + i * vs] = va[xb + i * vs] - ha[hj + i] * xj
     vb = base(d.solver_v, b, dst)
     for k in range(n):
         va[vb + vi[lb + k * NSOLVI] * vs] = va[xb + k * vs]
