@@ -22,6 +22,7 @@ from rigidsim.engine.layout import (
 from rigidsim.engine.solver.cg import hz_direction
 from rigidsim.engine.solver.linalg import GROUP, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
 from rigidsim.engine.solver.linesearch import search
+from rigidsim.engine.solver.lowrank import fits, lowrank_factor, lowrank_mv, lowrank_setup, lowrank_solve
 from rigidsim.engine.solver.newton import update_factor
 from rigidsim.engine.solver.update import primal_update
 from rigidsim.engine.solver.variant import CG, ELLIPTIC, NEWTON
@@ -76,6 +77,10 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     done = False
     small_grad = False
     ls_improvement = 0.0
+    # Newton's direction through M's factor and a matrix of the rows (`lowrank`) on an island with few rows
+    low_rank = False
+    if ti.static(variant & NEWTON):
+        low_rank = newton != 0 and not warm and fits(m, nvi, nrow)
     while not done:
         if phase != _FACTOR:
             # M and J times qacc (the start: Ma and jar = J qacc - aref) or times the search direction (an
@@ -87,7 +92,10 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
             given = phase == _START and jar_in != 0 and nvi == m.opt_i[SZ_NV]
             # (the warmstart's cost at qacc_smooth needs no Ma; a start at qacc_warmstart has it)
             if phase != _SMOOTH and not (given and jar_in == WARM_JV):
-                mul_m(m, d, b, nvi, d.solver_v, src, d.solver_v, SV_MA if start else SV_MV)
+                if low_rank and not start:
+                    lowrank_mv(d, b, nvi, nrow)  # M times the direction from the rows: no product with M
+                else:
+                    mul_m(m, d, b, nvi, d.solver_v, src, d.solver_v, SV_MA if start else SV_MV)
             dst = EFC_JAREF if start else EFC_JV
             if given:
                 if jar_in == WARM_JV:
@@ -153,12 +161,18 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 solve_ld(m, d, b, nvi, d.solver_v, SV_MGRAD)
         if ti.static(variant & NEWTON):
             if newton != 0 and not done and (phase == _FACTOR or phase == _ITER):
-                update_factor(m, d, b, nvi, nrow, phase == _FACTOR, variant)
-                if ti.static(variant & ELLIPTIC):
-                    # solver_Hcone: the factor with the active cones (a copy of solver_H when none are)
-                    chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
+                if low_rank:
+                    if phase == _FACTOR:
+                        lowrank_setup(m, d, b, nvi, nrow)
+                    lowrank_factor(d, b, nrow, phase == _FACTOR)
+                    lowrank_solve(d, b, nvi, nrow)
                 else:
-                    chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
+                    update_factor(m, d, b, nvi, nrow, phase == _FACTOR, variant)
+                    if ti.static(variant & ELLIPTIC):
+                        # solver_Hcone: the factor with the active cones (a copy of solver_H when none are)
+                        chol_solve(d, d.solver_Hcone, b, nvi, SV_GRAD, SV_MGRAD)
+                    else:
+                        chol_solve(d, d.solver_H, b, nvi, SV_GRAD, SV_MGRAD)
         if not done and phase < _WARM:
             # grad'M^-1 grad (at the start) or Newton's grad'H^-1 grad, and |grad|^2, in one pass
             sums = dots(d, b, nvi, ((d.solver_v, SV_GRAD, d.solver_v, SV_MGRAD),
