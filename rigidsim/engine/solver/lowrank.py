@@ -32,7 +32,7 @@ from rigidsim.engine.layout import (
     M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_OLDSTATE, SV_MA, SV_MGRAD,
     SV_MV, SV_QACC,
 )
-from rigidsim.engine.solver.linalg import base, chol_factor, dof, list_base, row, row_span, span_at, span_dof, two
+from rigidsim.engine.solver.linalg import base, dof, list_base, row, row_span, span_at, span_dof, two
 
 
 @ti.func
@@ -145,7 +145,18 @@ def lowrank_factor(d: ti.template(), b, nrow, full):
                     val = ha[wc + c2]
                 ca[sc + c2] = val
             ca[sc + c] = ha[wc + c] + 1.0 / d.efc[b, r, EFC_D] if qc else 1.0
-        chol_factor(d, d.solver_Hcone, b, nrow, MINVAL)
+        # S = L L' in place, row by row (S is positive definite: diag(1/D) plus a Gram matrix)
+        for c in range(nrow):
+            sc = cb + c * cs
+            for c2 in range(c + 1):
+                sc2 = cb + c2 * cs
+                t = ca[sc + c2]
+                for k in range(c2):
+                    t -= ca[sc + k] * ca[sc2 + k]
+                if c2 < c:
+                    ca[sc + c2] = t / ca[sc2 + c2]
+                else:
+                    ca[sc + c] = ti.sqrt(ti.max(t, MINVAL))
 
 
 @ti.func
