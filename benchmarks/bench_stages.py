@@ -153,6 +153,8 @@ def measure(name: str, K: int, B: int, reps: int, rounds: int, disable: int = 0,
     d = mujoco_state(mujoco.MjModel.from_xml_path(str(SCENES[name])), K, unit)
     mujoco.mj_forward(mjm, d)
     set_state(sim, d)
+    sim.forward()  # one pass through the Simulator: the contact capacity grows to the state's contacts
+    set_state(sim, d)
     snap = {k: v.copy() for k, v in sim._d.items()}
     variants = ours_variants(sim, reps)
     for f in variants.values():
