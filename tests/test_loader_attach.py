@@ -75,3 +75,19 @@ def test_attach_unknown_body(tmp_path):
     p = _files(tmp_path, PARENTS["body_and_frame"].replace('body="arm"', 'body="nope"'))
     with pytest.raises(InputError, match="could not find body 'nope'"):
         load_mjcf(p)
+
+
+@pytest.mark.parametrize("attach_as, ok", [("child", True), ("kid", False)])
+def test_unnamed_model_asset_takes_the_files_model_name(tmp_path, attach_as, ok):
+    """An unnamed <model> asset is named after its file's <mujoco model=...> (MuJoCo 4.0), not after the file."""
+    (tmp_path / "kid.xml").write_text(CHILD.format(compiler=""))
+    p = tmp_path / "parent.xml"
+    p.write_text(f"""<mujoco><asset><model file="kid.xml"/></asset>
+      <worldbody><attach model="{attach_as}" body="base" prefix="x_"/></worldbody></mujoco>""")
+    if ok:
+        assert compare_models(load_mjcf(p), model_from_mujoco(mujoco.MjModel.from_xml_path(str(p)))) == []
+    else:
+        with pytest.raises(ValueError, match="could not find model 'kid'"):
+            mujoco.MjModel.from_xml_path(str(p))
+        with pytest.raises(InputError, match="could not find model 'kid'"):
+            load_mjcf(p)
