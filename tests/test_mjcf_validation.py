@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.cli_util import assert_clean_error, rigidsim
+from rigidsim.loaders.mjcf import load_mjcf
 
 try:
     import mujoco
@@ -136,6 +137,12 @@ def test_number_too_large(tmp_path):
     refused(tmp_path, p, "contype", "'contype'", "too large")
 
 
+def test_overflowing_geom_mass_is_refused(tmp_path):
+    """A capsule of radius 1e308: its mass overflows to inf and its inertia to NaN; MuJoCo refuses the body."""
+    p = scene(tmp_path, geom='<geom type="capsule" size="1e308 .2"/>')
+    refused(tmp_path, p, '<body name="b"', "mass and inertia of moving bodies", "'b'")
+
+
 def test_camera_xyaxes_not_a_number(tmp_path):
     p = scene(tmp_path, world='<camera xyaxes="true"/>')
     refused(tmp_path, p, 'xyaxes="true"', "<camera>", "'xyaxes'", "bad number format")
@@ -174,6 +181,22 @@ def test_empty_attributes_are_absent(tmp_path):
         assert list(f["model/body_pos"][1]) == [0.0, 0.0, 0.0]
         assert f["model/geom_size"][0, 0] == 0.25
         assert f["qpos"].shape == (1, 1, 1)
+
+
+def test_empty_camera_and_light_target_is_no_target(tmp_path):
+    p = scene(tmp_path, world='<camera mode="targetbody" target=""/><light mode="targetbody" target=""/>')
+    with accepted(tmp_path, p) as f:
+        assert f["qpos"].shape == (1, 1, 1)
+
+
+def test_moving_body_mass_from_a_jointless_child(tmp_path):
+    """MuJoCo checks a jointed body's mass and inertia, or failing that those of a jointless descendant: a
+    capsule of radius 1e308 (mass inf, inertia NaN) passes when a jointless child has a valid mass."""
+    p = scene(tmp_path, geom='<geom type="capsule" size="1e308 .2"/><body name="c"><geom size=".1"/></body>')
+    if mujoco is not None:
+        assert mujoco_accepts(p)
+    m = load_mjcf(p)  # (its first step's qacc is NaN on both sides: not run here)
+    assert np.isnan(m.body_inertia[1]).all() and m.body_mass[2] > 0
 
 
 def test_short_keyframe_keeps_the_rest(tmp_path):

@@ -162,7 +162,7 @@ def read_camera(rd, el, childclass) -> None:
         rd.fail(el, f"attribute 'fovy' of <camera> is {spec['fovy']:g}: a field of view must be under 180 degrees")
     if spec["intrinsic"] and not spec["sensorsize"]:
         rd.fail(el, "<camera> focal or principal point given without 'sensorsize'")
-    if el.get("target") is not None:
+    if el.get("target"):  # an empty target is no target (MuJoCo: targetbodyid -1)
         rd.names.uses.append((el, "body", el.get("target"), "target"))
 
 
@@ -176,7 +176,7 @@ def read_light(rd, el, childclass) -> None:
         rd.fail(el, "<light> has a zero direction ('dir')")
     if spec["texture"]:
         rd.names.uses.append((el, "texture", spec["texture"], "texture"))
-    if el.get("target") is not None:
+    if el.get("target"):  # an empty target is no target (MuJoCo: targetbodyid -1)
         rd.names.uses.append((el, "body", el.get("target"), "target"))
 
 

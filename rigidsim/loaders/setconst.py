@@ -280,13 +280,19 @@ def set_constants(cp, m):
     for i in range(m.nbody - 1, 0, -1):
         A["body_subtreemass"][A["body_parentid"][i]] += A["body_subtreemass"][i]
     # moving bodies need mass
+    children = [[] for _ in range(m.nbody)]
     for i in range(1, m.nbody):
-        if A["body_weldid"][i] != 0 and not A["body_mocapid"][i] >= 0:
-            if A["body_mass"][i] < MINVAL or min(A["body_inertia"][i]) < MINVAL:
-                # MuJoCo only checks bodies that carry dofs themselves
-                if A["body_dofnum"][i]:
-                    _fail(cp, cp.sc.bodies[i].el, f"mass and inertia of moving bodies must be larger than "
-                                                  f"1e-15 (body '{cp.sc.bodies[i].name}')")
+        children[A["body_parentid"][i]].append(i)
+
+    def valid(i):  # mass and inertia >= MINVAL (NaN fails), here or in a jointless child's subtree (MuJoCo's)
+        if A["body_mass"][i] >= MINVAL and np.min(A["body_inertia"][i]) >= MINVAL:
+            return True
+        return any(valid(c) for c in children[i] if not A["body_jntnum"][c])
+
+    for i in range(1, m.nbody):
+        if A["body_jntnum"][i] and not valid(i):  # MuJoCo checks the bodies that carry joints themselves
+            _fail(cp, cp.sc.bodies[i].el, f"mass and inertia of moving bodies must be larger than "
+                                          f"1e-15 (body '{cp.sc.bodies[i].name}')")
     q0 = A["qpos0"]
     kin = Kin(m, q0)
     kin.qpos = q0
