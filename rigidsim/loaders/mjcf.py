@@ -141,6 +141,10 @@ class Reader:
             return v[0]
         return v
 
+    def parse(self, path):
+        """The root element of the XML file at `path` (`parse_xml`), for the <model> assets."""
+        return parse_xml(path)
+
     def child_scene(self, name: str, el) -> Scene:
         """The scene of <model> asset `name`, read once by its own Reader (for <attach> element `el`)."""
         entry = self.models[name]

@@ -54,9 +54,7 @@ def read_model_asset(reader, el) -> None:
         reader.fail(el, f"model file '{f}' not found (looked for {path})")
     name = el.get("name")
     if name is None:  # MuJoCo names it after the file's model (a URDF's robot), not after the file
-        from rigidsim.loaders.mjcf import parse_xml
-
-        root = parse_xml(path)
+        root = reader.parse(path)
         name = root.get("name" if root.tag == "robot" else "model", "MuJoCo Model")
     if name in reader.models:
         reader.fail(el, f"repeated model name '{name}'")
