@@ -52,7 +52,7 @@ def _hfield_mesh_kernel(geo: ND, gi: ND, margin: ND, out: ND, count: ND, ccd_f: 
                    mesh_extrema=_Flat(mesh_extrema, 27)),
             _Group(contact=_Flat(out, cap * NDCON, NDCON), ccd_f=_Flat(ccd_f, nf), ccd_i=_Flat(ccd_i, ni)),
             b, 0, cap, 1, gi[b, 0], gi[b, 2], pos1, mat1, size2, gi[b, 1], gi[b, 3], pos2, mat2, size2, geo[b, 27],
-            margin[b], tol, iters, 0, False, True)
+            margin[b], tol, iters, 0, False, True, True)
 
 
 def _scene(kind, margin, gap, seed, gravity="0 0 0"):

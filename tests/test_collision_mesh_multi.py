@@ -70,7 +70,7 @@ def _multi_kernel(geo: ND, gi: ND, margin: ND, out: ND, count: ND, ccd_f: ND, cc
                    hfield_data=_Flat(hfield_data, 1)),
             _Group(contact=_Flat(out, cap * NDCON, NDCON), ccd_f=_Flat(ccd_f, nf), ccd_i=_Flat(ccd_i, ni)),
             b, 0, cap, 0, gi[b, 0], gi[b, 2], pos1, mat1, size1, gi[b, 1], gi[b, 3], pos2, mat2, size2, 0.0,
-            margin[b], tol, iters, 1, True, True)
+            margin[b], tol, iters, 1, True, True, False)
 
 
 def collide_on_mujoco_poses(mjm, qpos_rows):

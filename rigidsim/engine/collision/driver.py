@@ -123,14 +123,15 @@ def collision(m: ti.template(), d: ti.template(), b, cap, kinds: ti.template()):
                         or col == HFIELD_MESH):
                     # GJK/EPA (one copy); for HFIELD and HFIELD_MESH geom 1 is the height field; CONVEX_MULTI and
                     # MESH_MULTI add the multi-contact; MESH, MESH_MULTI and HFIELD_MESH (a mesh and a convex
-                    # geom, mesh or height field) compile in the mesh support
-                    k = gjk_pair(m, d, b, n, cap, 1 if (col == HFIELD or col == HFIELD_MESH) else 0, g1, m.gcol_i[g1, GEOM_TYPE], pos1,
-                                 mat1, size1, g2, m.gcol_i[g2, GEOM_TYPE], pos2, mat2, size2,
-                                 m.gcol_f[g2, GEOM_RBOUND], margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER],
+                    # geom, mesh or height field) compile in the mesh support; HFIELD and HFIELD_MESH the field's
+                    k = gjk_pair(m, d, b, n, cap, 1 if (col == HFIELD or col == HFIELD_MESH) else 0, g1,
+                                 m.gcol_i[g1, GEOM_TYPE], pos1, mat1, size1, g2, m.gcol_i[g2, GEOM_TYPE], pos2, mat2,
+                                 size2, m.gcol_f[g2, GEOM_RBOUND], margin, m.opt_f[OPT_CCDTOL], m.opt_i[OPT_CCDITER],
                                  1 if (col == CONVEX_MULTI or col == MESH_MULTI) else 0,
                                  ti.static(_uses(kinds, CONVEX_MULTI) or _uses(kinds, MESH_MULTI)),
                                  ti.static(_uses(kinds, MESH) or _uses(kinds, MESH_MULTI)
-                                           or _uses(kinds, HFIELD_MESH)))
+                                           or _uses(kinds, HFIELD_MESH)),
+                                 ti.static(_uses(kinds, HFIELD) or _uses(kinds, HFIELD_MESH)))
             if ti.static(kinds & MIDPHASE_BIT):  # compiled in for scenes with rows of MuJoCo's midphase
                 # the midphase after the collider: it changes only pairs that touch (see `broadphase`), so
                 # it runs only for those, and drops their contacts when its boxes are apart

@@ -252,81 +252,95 @@ def _gjk(d: ti.template(), b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, x1, x2, cu
         x_norm = 1.0
     lam = ti.Vector([0.0, 0.0, 0.0, 0.0])
     state = 0  # 0: running; 1: stopped with a simplex; 2: apart (no witness points); 3: tetrahedron
-    while k < kmax:
-        dneg = x_k * (1.0 / x_norm)
-        s_k, a1, a2, corner, ix1 = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
-        _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2, corner, ix1)
-        lower = sm.dot3(x_k, s_k)
-        if lower > 0.0:
-            separated = 1
-            if get_dist == 0 or (cutoff < BIG and lower >= cutoff * x_norm):
-                state = 2
-        if state == 0 and k > 0:
-            if sm.dot3(x_k, x_k - s_k) < epsilon:  # Frank-Wolfe duality gap
-                state = 1
-        if state == 0:
-            q1 = _get3(d, b, F_SIMPLEX)
-            q2 = _get3(d, b, F_SIMPLEX + NV)
-            q3 = _get3(d, b, F_SIMPLEX + 2 * NV)
-            q4 = _get3(d, b, F_SIMPLEX + 3 * NV)
-            lam4 = _simplex_closest(n + 1, q1, q2, q3, q4)
-            # keep the vertices with non-zero weight
-            n = 0
-            for i in range(4):
-                if lam4[i] != 0.0:
-                    if n != i:
-                        _copy_vertex(d, b, F_SIMPLEX + n * NV, F_SIMPLEX + i * NV)
-                    lam[n] = lam4[i]
-                    n += 1
-            if n < 1:  # should not occur
-                state = 2
-            elif n == 4:
-                state = 3
-            else:
-                v1 = _get3(d, b, F_SIMPLEX)
-                v2 = _get3(d, b, F_SIMPLEX + NV)
-                x_new = _combine(d, b, F_SIMPLEX, 0, lam, n)
-                if n == 2:
-                    diff = v2 - v1
-                    dd = sm.dot3(diff, diff)
-                    if dd >= MINVAL2:
-                        scl = -(sm.dot3(v2, diff) / dd)
-                        x_new = scl * diff + v2
-                elif n == 3:
-                    pp, degenerate = _project_origin_plane(v1, v2, _get3(d, b, F_SIMPLEX + 2 * NV))
-                    if degenerate == 0:
-                        x_new = pp
-                xn = ti.sqrt(sm.dot3(x_new, x_new))
-                threshold = min_norm
-                if n == 1:
-                    threshold = MINVAL
-                if xn < threshold or (k > 0 and ti.abs(xn - x_norm) < MINVAL):
-                    state = 1
-                x_k = x_new
-                x_norm = xn
-        if state != 0:
-            break
-        k += 1
     dist = BIG
     nx = 0
     nsimplex = 0
-    if state == 2:
-        separated = 1
-    else:
-        if n > 0:
-            x1 = _combine(d, b, F_SIMPLEX, 3, lam, n)
-            x2 = _combine(d, b, F_SIMPLEX, 6, lam, n)
-        if state == 3:
-            dist = x_norm if separated == 1 else 0.0
-        else:
-            dist = x_norm
-            if separated == 0 and x_norm >= MINVAL:
-                dneg = x_k * (1.0 / x_norm)
-                w, _w1, _w2, _c, _i = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
-                if sm.dot3(x_k, w) > 0.0:
+    # one pass per support point, so that the support code (every geom type's) is compiled once: phase 0,
+    # the steps (until a stop or kmax steps: `finished`, then the run's outcome); phase 1, the one more
+    # support point of the docstring's last sentence; 2, done
+    phase = 0
+    finished = 0
+    while phase < 2:
+        if phase == 0 and k >= kmax:
+            finished = 1
+        if finished == 0:
+            dneg = x_k * (1.0 / x_norm)
+            s_k, a1, a2, corner, ix1 = _minkowski(d, b, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, dneg * -1.0, dneg)
+            if phase == 1:
+                if sm.dot3(x_k, s_k) > 0.0:
                     separated = 1
-        nx = 1
-        nsimplex = n
+                phase = 2
+            else:
+                _set_vertex(d, b, F_SIMPLEX + n * NV, s_k, a1, a2, corner, ix1)
+                lower = sm.dot3(x_k, s_k)
+                if lower > 0.0:
+                    separated = 1
+                    if get_dist == 0 or (cutoff < BIG and lower >= cutoff * x_norm):
+                        state = 2
+                if state == 0 and k > 0:
+                    if sm.dot3(x_k, x_k - s_k) < epsilon:  # Frank-Wolfe duality gap
+                        state = 1
+                if state == 0:
+                    q1 = _get3(d, b, F_SIMPLEX)
+                    q2 = _get3(d, b, F_SIMPLEX + NV)
+                    q3 = _get3(d, b, F_SIMPLEX + 2 * NV)
+                    q4 = _get3(d, b, F_SIMPLEX + 3 * NV)
+                    lam4 = _simplex_closest(n + 1, q1, q2, q3, q4)
+                    # keep the vertices with non-zero weight
+                    n = 0
+                    for i in range(4):
+                        if lam4[i] != 0.0:
+                            if n != i:
+                                _copy_vertex(d, b, F_SIMPLEX + n * NV, F_SIMPLEX + i * NV)
+                            lam[n] = lam4[i]
+                            n += 1
+                    if n < 1:  # should not occur
+                        state = 2
+                    elif n == 4:
+                        state = 3
+                    else:
+                        v1 = _get3(d, b, F_SIMPLEX)
+                        v2 = _get3(d, b, F_SIMPLEX + NV)
+                        x_new = _combine(d, b, F_SIMPLEX, 0, lam, n)
+                        if n == 2:
+                            diff = v2 - v1
+                            dd = sm.dot3(diff, diff)
+                            if dd >= MINVAL2:
+                                scl = -(sm.dot3(v2, diff) / dd)
+                                x_new = scl * diff + v2
+                        elif n == 3:
+                            pp, degenerate = _project_origin_plane(v1, v2, _get3(d, b, F_SIMPLEX + 2 * NV))
+                            if degenerate == 0:
+                                x_new = pp
+                        xn = ti.sqrt(sm.dot3(x_new, x_new))
+                        threshold = min_norm
+                        if n == 1:
+                            threshold = MINVAL
+                        if xn < threshold or (k > 0 and ti.abs(xn - x_norm) < MINVAL):
+                            state = 1
+                        x_k = x_new
+                        x_norm = xn
+                if state != 0:
+                    finished = 1
+                else:
+                    k += 1
+        if finished == 1 and phase == 0:
+            phase = 2
+            if state == 2:
+                separated = 1
+            else:
+                if n > 0:
+                    x1 = _combine(d, b, F_SIMPLEX, 3, lam, n)
+                    x2 = _combine(d, b, F_SIMPLEX, 6, lam, n)
+                if state == 3:
+                    dist = x_norm if separated == 1 else 0.0
+                else:
+                    dist = x_norm
+                    if separated == 0 and x_norm >= MINVAL:
+                        phase = 1
+                        finished = 0
+                nx = 1
+                nsimplex = n
     return dist, x1, x2, nsimplex, separated, nx
 
 

@@ -73,15 +73,16 @@ def _add_vertex(m: ti.template(), d: ti.template(), b, adr, ncol, r, c, i, dx, d
 @ti.func
 def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1, mat1, size1, g2, type2, pos2,
              mat2, size2, rbound2, margin, ccd_tolerance, ccd_iterations, multi, with_multi: ti.template(),
-             with_mesh: ti.template()):
+             with_mesh: ti.template(), with_hfield: ti.template()):
     """The two GJK/EPA colliders with one `gjk.ccd` between them (its code is large: one copy in the
     kernel): hf = 0, `gjk.convex` (geom types type1, type2; one contact); hf = 1, the height-field geom g1
     against a geom of type2 (size2, bounding radius rbound2), as the module docstring says (at most 50
     contacts; type2 may be a mesh when `with_mesh`). With multi = 1 (hf = 0), `multicontact`'s extra contacts of a convex or mesh pair (up to 4; 2
     with a capsule), compiled in only when `with_multi` (a compile-time flag: the scene has such pairs). Mesh geoms
     (g1, g2: the geoms) are supported only when `with_mesh` (compile time: the scene has mesh pairs for
-    GJK/EPA); their searches start afresh for each pair. Contacts go to rows n0.. of env b; returns how
-    many."""
+    GJK/EPA); their searches start afresh for each pair. The height-field code is compiled in only when
+    `with_hfield` (compile time: the scene has height-field pairs; hf = 1 needs it). Contacts go to rows n0..
+    of env b; returns how many."""
     if ti.static(with_mesh):
         begin_mesh(d, b, g1, g2)
     n = 0
@@ -101,75 +102,79 @@ def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1
     r = 0
     j = 0
     active = 1
-    if hf == 1:
-        active = 0
-        h = m.gcol_i[g1, GEOM_HFIELDID]
-        nrow = m.hfield_i[h, HFIELD_NROW]
-        ncol = m.hfield_i[h, HFIELD_NCOL]
-        adr = m.hfield_i[h, HFIELD_ADR]
-        sx = m.hfield_f[h, HFIELD_SIZE]
-        sy = m.hfield_f[h, HFIELD_SIZE + 1]
-        sz = m.hfield_f[h, HFIELD_SIZE + 2]
-        sb = m.hfield_f[h, HFIELD_SIZE + 3]
-        lpos = sm.rot_vec_mat_t(pos2 - pos1, mat1)
-        radius = rbound2 + margin
-        if not ((sx < lpos[0] - radius) or (-sx > lpos[0] + radius) or (sy < lpos[1] - radius)
-                or (-sy > lpos[1] + radius) or (sz < lpos[2] - radius) or (-sb > lpos[2] + radius)):
-            lmat = _mat_t_mat(mat1, mat2)
-            lo = sm.zero3()
-            hi = sm.zero3()
-            for q in range(6):  # the bounding box, grown by the margin: +x, -x, +y, -y, +z, -z
-                k = q // 2
-                e = sm.zero3()
-                e[k] = 1.0 - 2.0 * (q % 2)
-                val = 0.0
-                done = 0
-                if ti.static(with_mesh):  # a mesh: its GJK/EPA support, whose memory the prisms' runs inherit
-                    if type2 == MESH:
-                        pt, _vert = ccd_mesh_support(m, d, b, I_MESH + 3, lpos, lmat, e)
-                        val = pt[k]
-                        done = 1
-                if done == 0:
-                    val = support(type2, lpos, lmat, size2, e)[k]
-                if q % 2 == 0:
-                    hi[k] = margin + val
-                else:
-                    lo[k] = val - margin
-            if not ((lo[0] > sx) or (hi[0] < -sx) or (lo[1] > sy) or (hi[1] < -sy) or (lo[2] > sz)
-                    or (hi[2] < -sb)):
-                cmin = ti.max(0, ti.cast(ti.floor((lo[0] + sx) / (2.0 * sx) * (ncol - 1)), ti.i32))
-                cmax = ti.min(ncol - 1, ti.cast(ti.ceil((hi[0] + sx) / (2.0 * sx) * (ncol - 1)), ti.i32))
-                rmin = ti.max(0, ti.cast(ti.floor((lo[1] + sy) / (2.0 * sy) * (nrow - 1)), ti.i32))
-                rmax = ti.min(nrow - 1, ti.cast(ti.ceil((hi[1] + sy) / (2.0 * sy) * (nrow - 1)), ti.i32))
-                dx = (2.0 * sx) / (ncol - 1)
-                dy = (2.0 * sy) / (nrow - 1)
-                zmin = lo[2]
-                for k in ti.static(range(3)):
-                    d.ccd_f[b, F_PRISM + 3 * k + 2] = -sb
-                r = rmin
-                j = 2 * cmin
-                if rmin < rmax and cmin < cmax:
-                    active = 1
+    if ti.static(with_hfield):
+        if hf == 1:
+            active = 0
+            h = m.gcol_i[g1, GEOM_HFIELDID]
+            nrow = m.hfield_i[h, HFIELD_NROW]
+            ncol = m.hfield_i[h, HFIELD_NCOL]
+            adr = m.hfield_i[h, HFIELD_ADR]
+            sx = m.hfield_f[h, HFIELD_SIZE]
+            sy = m.hfield_f[h, HFIELD_SIZE + 1]
+            sz = m.hfield_f[h, HFIELD_SIZE + 2]
+            sb = m.hfield_f[h, HFIELD_SIZE + 3]
+            lpos = sm.rot_vec_mat_t(pos2 - pos1, mat1)
+            radius = rbound2 + margin
+            if not ((sx < lpos[0] - radius) or (-sx > lpos[0] + radius) or (sy < lpos[1] - radius)
+                    or (-sy > lpos[1] + radius) or (sz < lpos[2] - radius) or (-sb > lpos[2] + radius)):
+                lmat = _mat_t_mat(mat1, mat2)
+                lo = sm.zero3()
+                hi = sm.zero3()
+                for q in range(6):  # the bounding box, grown by the margin: +x, -x, +y, -y, +z, -z
+                    k = q // 2
+                    e = sm.zero3()
+                    e[k] = 1.0 - 2.0 * (q % 2)
+                    val = 0.0
+                    done = 0
+                    if ti.static(with_mesh):  # a mesh: its GJK/EPA support, whose memory the prisms' runs inherit
+                        if type2 == MESH:
+                            pt, _vert = ccd_mesh_support(m, d, b, I_MESH + 3, lpos, lmat, e)
+                            val = pt[k]
+                            done = 1
+                    if done == 0:
+                        val = support(type2, lpos, lmat, size2, e)[k]
+                    if q % 2 == 0:
+                        hi[k] = margin + val
+                    else:
+                        lo[k] = val - margin
+                if not ((lo[0] > sx) or (hi[0] < -sx) or (lo[1] > sy) or (hi[1] < -sy) or (lo[2] > sz)
+                        or (hi[2] < -sb)):
+                    cmin = ti.max(0, ti.cast(ti.floor((lo[0] + sx) / (2.0 * sx) * (ncol - 1)), ti.i32))
+                    cmax = ti.min(ncol - 1, ti.cast(ti.ceil((hi[0] + sx) / (2.0 * sx) * (ncol - 1)), ti.i32))
+                    rmin = ti.max(0, ti.cast(ti.floor((lo[1] + sy) / (2.0 * sy) * (nrow - 1)), ti.i32))
+                    rmax = ti.min(nrow - 1, ti.cast(ti.ceil((hi[1] + sy) / (2.0 * sy) * (nrow - 1)), ti.i32))
+                    dx = (2.0 * sx) / (ncol - 1)
+                    dy = (2.0 * sy) / (nrow - 1)
+                    zmin = lo[2]
+                    for k in ti.static(range(3)):
+                        d.ccd_f[b, F_PRISM + 3 * k + 2] = -sb
+                    r = rmin
+                    j = 2 * cmin
+                    if rmin < rmax and cmin < cmax:
+                        active = 1
     # one step per prism vertex (hf = 1: row r, step j = 2 column + triangle; the first two steps of a row
     # only fill the window) or the one convex pair (hf = 0)
     while active == 1:
         test = 1
         t1 = type1
         p1 = pos1
-        if hf == 1:
-            t1 = HFIELD
-            _add_vertex(m, d, b, adr, ncol, r, j // 2, j % 2, dx, dy, sx, sy, sz)
-            if j < 2 * (cmin + 1) or (d.ccd_f[b, F_PRISM + 11] < zmin and d.ccd_f[b, F_PRISM + 14] < zmin
-                                      and d.ccd_f[b, F_PRISM + 17] < zmin):
-                test = 0
+        if ti.static(with_hfield):
+            if hf == 1:
+                t1 = HFIELD
+                _add_vertex(m, d, b, adr, ncol, r, j // 2, j % 2, dx, dy, sx, sy, sz)
+                if j < 2 * (cmin + 1) or (d.ccd_f[b, F_PRISM + 11] < zmin and d.ccd_f[b, F_PRISM + 14] < zmin
+                                          and d.ccd_f[b, F_PRISM + 17] < zmin):
+                    test = 0
+                else:
+                    p1 = prism_center(d, b)
+                j += 1
+                if j == 2 * (cmax + 1):
+                    j = 2 * cmin
+                    r += 1
+                    if r == rmax:
+                        active = 0
             else:
-                p1 = prism_center(d, b)
-            j += 1
-            if j == 2 * (cmax + 1):
-                j = 2 * cmin
-                r += 1
-                if r == rmax:
-                    active = 0
+                active = 0
         else:
             active = 0
         if test == 1:
@@ -198,9 +203,10 @@ def gjk_pair(m: ti.template(), d: ti.template(), b, n0, cap, hf, g1, type1, pos1
             elif dist < 0.0 and nx > 0:
                 cpos = (x1 + x2) * 0.5
                 cnrm = _normalize(x1 - x2)
-                if hf == 1:  # back to the world frame
-                    cpos = sm.rot_vec_mat(cpos, mat1) + pos1
-                    cnrm = sm.rot_vec_mat(cnrm, mat1)
+                if ti.static(with_hfield):
+                    if hf == 1:  # back to the world frame
+                        cpos = sm.rot_vec_mat(cpos, mat1) + pos1
+                        cnrm = sm.rot_vec_mat(cnrm, mat1)
                 put(d, b, n0 + n, cap, margin + dist, cpos, cnrm, sm.zero3())
                 n += 1
                 if n >= 50:
@@ -215,4 +221,4 @@ def hfield(m: ti.template(), d: ti.template(), b, n0, cap, g1, pos1, mat1, type2
     box (MuJoCo type2, pos2, mat2, size2, bounding radius rbound2), in rows n0.. of env b; returns how many
     (at most 50). Uses the scratch rows ``d.ccd_f[b]``, ``d.ccd_i[b]`` (`support.scratch_size`)."""
     return gjk_pair(m, d, b, n0, cap, 1, g1, HFIELD, pos1, mat1, size2, -1, type2, pos2, mat2, size2, rbound2,
-                    margin, ccd_tolerance, ccd_iterations, 0, False, False)
+                    margin, ccd_tolerance, ccd_iterations, 0, False, False, True)
