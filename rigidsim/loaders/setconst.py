@@ -280,14 +280,10 @@ def set_constants(cp, m):
     for i in range(m.nbody - 1, 0, -1):
         A["body_subtreemass"][A["body_parentid"][i]] += A["body_subtreemass"][i]
     # moving bodies need mass
-    children = [[] for _ in range(m.nbody)]
-    for i in range(1, m.nbody):
-        children[A["body_parentid"][i]].append(i)
-
     def valid(i):  # mass and inertia >= MINVAL (NaN fails), here or in a jointless child's subtree (MuJoCo's)
         if A["body_mass"][i] >= MINVAL and np.min(A["body_inertia"][i]) >= MINVAL:
             return True
-        return any(valid(c) for c in children[i] if not A["body_jntnum"][c])
+        return any(valid(c) for c in cp.sc.bodies[i].children if not A["body_jntnum"][c])
 
     for i in range(1, m.nbody):
         if A["body_jntnum"][i] and not valid(i):  # MuJoCo checks the bodies that carry joints themselves
