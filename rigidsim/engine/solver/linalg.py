@@ -28,6 +28,8 @@ GROUP = 4
 # islands of at least this many dofs bound the profile factor's column loops by the column's reach
 # (`chol_factor`); in smaller ones keeping the bound costs about what it saves (humanoid: 27 dofs)
 REACH_N = 60
+# rows of the factor computed together (`chol_factor`'s supernodes): a free body's six dofs
+SUPER = 6
 
 
 @ti.func
@@ -253,33 +255,6 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 
 
 @ti.func
-def flat_dot(a: ti.template(), x, y, n, k0):
-    """a[x:x + n] times a[y:y + n] in mju_dot's order: four partial sums by k % 4 below n - n % 4, then the
-    remainder left to right. x and y are flat offsets the caller computed once (`chol_factor`), so that
-    nothing but the entries is loaded here. k0 (a multiple of 4) skips a[x:x + k0] known to be exact zeros:
-    the sums are the same to the bit (each partial sum stays +0 until its first nonzero product)."""
-    r0 = 0.0
-    r1 = 0.0
-    r2 = 0.0
-    r3 = 0.0
-    k = k0
-    while k + 4 <= n:
-        r0 = r0 + a[x + k] * a[y + k]
-        r1 = r1 + a[x + k + 1] * a[y + k + 1]
-        r2 = r2 + a[x + k + 2] * a[y + k + 2]
-        r3 = r3 + a[x + k + 3] * a[y + k + 3]
-        k += 4
-    res = (r0 + r2) + (r1 + r3)
-    if k < n:
-        tail = 0.0
-        while k < n:
-            tail = tail + a[x + k] * a[y + k]
-            k += 1
-        res = res + tail
-    return res
-
-
-@ti.func
 def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: ti.template(), cres):
     """res[:, cres] = M x[:, cx] on the island's n dofs, from qM's legacy sparse rows (the diagonal, then the
     row's ancestors nearest first), adding each off-diagonal entry to both its row and its column as
@@ -383,68 +358,35 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
 
 
 @ti.func
-def flat_dot2(a: ti.template(), x0, x1, y, n, k0):
-    """flat_dot(a, x0, y, n, k0) and flat_dot(a, x1, y, n, k0) in one pass, each summed as flat_dot sums it."""
-    r0 = 0.0
-    r1 = 0.0
-    r2 = 0.0
-    r3 = 0.0
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    k = k0
-    while k + 4 <= n:
-        y0 = a[y + k]
-        y1 = a[y + k + 1]
-        y2 = a[y + k + 2]
-        y3 = a[y + k + 3]
-        r0 = r0 + a[x0 + k] * y0
-        r1 = r1 + a[x0 + k + 1] * y1
-        r2 = r2 + a[x0 + k + 2] * y2
-        r3 = r3 + a[x0 + k + 3] * y3
-        s0 = s0 + a[x1 + k] * y0
-        s1 = s1 + a[x1 + k + 1] * y1
-        s2 = s2 + a[x1 + k + 2] * y2
-        s3 = s3 + a[x1 + k + 3] * y3
-        k += 4
-    res0 = (r0 + r2) + (r1 + r3)
-    res1 = (s0 + s2) + (s1 + s3)
-    if k < n:
-        t0 = 0.0
-        t1 = 0.0
-        while k < n:
-            yk = a[y + k]
-            t0 = t0 + a[x0 + k] * yk
-            t1 = t1 + a[x1 + k] * yk
-            k += 1
-        res0 = res0 + t0
-        res1 = res1 + t1
-    return res0, res1
-
-
-@ti.func
 def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
-    """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor): a pivot
-    below mindiag is replaced by it and its column cleared. Returns the rank (n less such pivots). The row
-    stride and the env's offset are read once, not reloaded after every stored entry.
+    """In place L L' of the symmetric matrix in the lower triangle of h[b, :n, :n] (mju_cholFactor's
+    result): a pivot below mindiag is replaced by it and its column cleared. Returns the rank (n less such
+    pivots).
 
     The factor keeps the profile of the matrix: a row's leading zeros (before its first nonzero) stay exact
     zeros in L, so the entries of L left of a row's first nonzero are never computed and its dot products
-    start there (rounded down to a multiple of 4, which keeps mju_dot's partial sums to the bit). A pile of
-    free bodies, whose Hessian couples each body with its few neighbours, needs a fraction of the dense
-    work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by position, for the updates and
-    solves that follow (`chol_update` keeps it a lower bound when an update fills a row in). Column j's
-    entries below the last row whose profile reaches it are all leading zeros: solver_vi[:, SVI_REACH] keeps
-    that row (a bound on it, `chol_update`), and the loops over a column stop there (islands of REACH_N dofs
-    or more; smaller ones walk whole columns)."""
+    start there. A pile of free bodies, whose Hessian couples each body with its few neighbours, needs a
+    fraction of the dense work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by
+    position, for the updates and solves that follow (`chol_update` keeps it a lower bound when an update
+    fills a row in); solver_vi[:, SVI_REACH] keeps, per column, the last row whose profile reaches it (a
+    bound on it), for `chol_update`'s column loops (islands of REACH_N dofs or more).
+
+    Rows are factored by supernodes: a run of up to SUPER consecutive rows with the same first nonzero (a
+    free body's six dofs, or a chain's rows in a dense block) is computed column by column together, row by
+    row up to the diagonal (left-looking): each entry of the column's row of L is loaded once for the run's
+    SUPER dot products, each summed left to right in a register, and the loop bounds are the run's, not
+    each entry's. 1 / L[j, j] of each position (0 for a replaced pivot, which clears the column below it)
+    is kept in solver_v[:, SV_UPD] by position, the rank-one update's scratch, free while factoring."""
     ha = ti.static(h.arr)
     va = ti.static(d.solver_vi.arr)
     vs = ti.static(NSOLVI)
+    xa = ti.static(d.solver_v.arr)
+    xs = ti.static(d.solver_v.strides[1])
     hs = h.strides[1]
     hb = base(h, b, 0)
     fb = base(d.solver_vi, b, SVI_FIRST)
     rb = base(d.solver_vi, b, SVI_REACH)
+    ib = base(d.solver_v, b, SV_UPD)
     bounded = n >= REACH_N
     if bounded:
         for i in range(n):
@@ -461,41 +403,45 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
         for j in range(1, n):  # the last row reaching column j: the last whose first nonzero is at j or before
             va[rb + j * vs] = ti.max(va[rb + j * vs], va[rb + (j - 1) * vs])
     rank = n
-    for j in range(n):
-        hj = hb + j * hs
-        fj = va[fb + j * vs]
-        tmp = ha[hj + j] - flat_dot(ha, hj, hj, j, fj - fj % 4)
-        deficient = tmp < mindiag
-        if deficient:
-            tmp = mindiag
-            rank -= 1
-        ljj = ti.sqrt(tmp)
-        ha[hj + j] = ljj
-        inv = 1.0 / ljj
-        i = j + 1
-        if deficient:
-            while i < n:
-                ha[hb + i * hs + j] = 0.0
-                i += 1
-        end = n
-        if bounded:
-            end = va[rb + j * vs] + 1  # rows past it: leading zeros in column j
-        while i < end:
-            fi = va[fb + i * vs]
-            if fi > j:  # L[i, j] is one of the row's leading zeros
-                i += 1
+    s0 = 0
+    while s0 < n:
+        f = va[fb + s0 * vs]
+        s1 = s0 + 1
+        while s1 < n and s1 - s0 < SUPER and va[fb + s1 * vs] == f:
+            s1 += 1
+        hr = ti.Vector([0] * SUPER)  # the run's rows (past its end: its last row again, computed, not stored)
+        for q in ti.static(range(SUPER)):
+            hr[q] = hb + ti.min(s0 + q, s1 - 1) * hs
+        for j in range(f, s1):
+            hj = hb + j * hs
+            acc = ti.Vector([0.0] * SUPER)
+            for k in range(ti.max(f, va[fb + j * vs]), j):
+                ljk = ha[hj + k]
+                for q in ti.static(range(SUPER)):
+                    acc[q] = acc[q] + ha[hr[q] + k] * ljk
+            inv = 0.0
+            qj = j - s0  # the run's rows after qj get column j (all of them left of the run: qj < 0)
+            if qj < 0:
+                inv = xa[ib + j * xs]
             else:
-                hi = hb + i * hs
-                k0 = ti.max(fi, fj)
-                if i + 1 < end and va[fb + (i + 1) * vs] <= j:
-                    k0 = ti.max(ti.min(fi, va[fb + (i + 1) * vs]), fj)
-                    d0, d1 = flat_dot2(ha, hi, hi + hs, hj, j, k0 - k0 % 4)
-                    ha[hi + j] = (ha[hi + j] - d0) * inv
-                    ha[hi + hs + j] = (ha[hi + hs + j] - d1) * inv
-                    i += 2
+                piv = acc[0]
+                for q in ti.static(range(1, SUPER)):
+                    if q == qj:
+                        piv = acc[q]
+                tmp = ha[hj + j] - piv
+                if tmp < mindiag:
+                    tmp = mindiag
+                    rank -= 1
                 else:
-                    ha[hi + j] = (ha[hi + j] - flat_dot(ha, hi, hj, j, k0 - k0 % 4)) * inv
-                    i += 1
+                    inv = 1.0
+                ljj = ti.sqrt(tmp)
+                ha[hj + j] = ljj
+                inv = inv / ljj
+                xa[ib + j * xs] = inv
+            for q in ti.static(range(SUPER)):
+                if q > qj and s0 + q < s1:
+                    ha[hr[q] + j] = (ha[hr[q] + j] - acc[q]) * inv
+        s0 = s1
     return rank
 
 
