@@ -446,16 +446,29 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
 
 
 @ti.func
+def super_run(va: ti.template(), fb, s0, n, step):
+    """The run of rows from s0 (forward, step 1) or back from it (step -1) with the same first nonzero
+    (solver_vi[:, SVI_FIRST] from fb), at most SUPER: returns its first row, one past its last, and that
+    first nonzero."""
+    f = va[fb + s0 * NSOLVI]
+    e = s0 + step
+    while e >= 0 and e < n and (e - s0) * step < SUPER and va[fb + e * NSOLVI] == f:
+        e += step
+    lo = ti.min(s0, e + 1)
+    return lo, ti.max(s0 + 1, e), f
+
+
+@ti.func
 def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     """solver_v[:, dst] = (L L')^-1 solver_v[:, src] with the factor in h (rows in the factor's order,
-    `ordering`): forward then backward substitution, dividing by the diagonal (mju_cholSolve). The vector is
-    gathered into solver_v[:, SV_UPD] by row (the dof SVI_HLIST of row k at row k; that column is the
-    rank-one update's scratch, free by now), solved there and scattered back to its dofs: the substitutions then
-    read no list. Both skip the factor's known zeros (its profile, solver_vi[:, SVI_FIRST]): the forward
-    dot products start at a row's first nonzero rounded down to a multiple of 4 (mju_dot's partial sums), and
-    the backward pass goes by rows of L, last first, each solved entry subtracted from the entries of its
-    row's profile (contiguous in memory; mju_cholSolve goes by columns: the same products, each entry's
-    subtractions in the opposite order, so equal to rounding, not to the bit)."""
+    `ordering`): forward then backward substitution, dividing by the diagonal (mju_cholSolve's result). The
+    vector is gathered into solver_v[:, SV_UPD] by row (the dof SVI_HLIST of row k at row k; that column is
+    the rank-one update's scratch, free by now), solved there and scattered back to its dofs: the
+    substitutions then read no list. Both skip the factor's known zeros (its profile, solver_vi[:,
+    SVI_FIRST]) and go by runs of up to SUPER rows with the same first nonzero (`chol_factor`'s supernodes):
+    forward, the run's dot products left of its diagonal block in one pass (each solved entry loaded once,
+    one register per row), then the block; backward, the block, then each entry left of it less the run's
+    rows' products at once (loaded and stored once for the run)."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -468,36 +481,48 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     sb = base(d.solver_v, b, src)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
-    for i in range(n):
-        hi = hb + i * hs
-        # the row times the solution so far, in mju_dot's order
-        r0 = 0.0
-        r1 = 0.0
-        r2 = 0.0
-        r3 = 0.0
-        fi = vi[fb + i * NSOLVI]
-        k = fi - fi % 4
-        while k + 4 <= i:
-            r0 = r0 + ha[hi + k] * va[xb + k * vs]
-            r1 = r1 + ha[hi + k + 1] * va[xb + (k + 1) * vs]
-            r2 = r2 + ha[hi + k + 2] * va[xb + (k + 2) * vs]
-            r3 = r3 + ha[hi + k + 3] * va[xb + (k + 3) * vs]
-            k += 4
-        s = (r0 + r2) + (r1 + r3)
-        if k < i:
-            tail = 0.0
-            while k < i:
-                tail = tail + ha[hi + k] * va[xb + k * vs]
-                k += 1
-            s = s + tail
-        va[xb + i * vs] = (va[xb + i * vs] - s) / ha[hi + i]
-    for jj in range(n):  # by rows of L, last first: row j's profile is contiguous in memory
-        j = n - 1 - jj
-        hj = hb + j * hs
-        xj = va[xb + j * vs] / ha[hj + j]
-        va[xb + j * vs] = xj
-        for i in range(vi[fb + j * NSOLVI], j):
-            va[xb + i * vs] = va[xb + i * vs] - ha[hj + i] * xj
+    s0 = 0
+    while s0 < n:
+        lo, hi, f = super_run(vi, fb, s0, n, 1)
+        hr = ti.Vector([0] * SUPER)  # the run's rows (past its end: its last row again, not used)
+        for q in ti.static(range(SUPER)):
+            hr[q] = hb + ti.min(lo + q, hi - 1) * hs
+        acc = ti.Vector([0.0] * SUPER)
+        for k in range(f, lo):
+            xk = va[xb + k * vs]
+            for q in ti.static(range(SUPER)):
+                acc[q] = acc[q] + ha[hr[q] + k] * xk
+        x = ti.Vector([0.0] * SUPER)
+        for q in ti.static(range(SUPER)):
+            if lo + q < hi:
+                t = acc[q]
+                for p in ti.static(range(q)):
+                    t = t + ha[hr[q] + lo + p] * x[p]
+                x[q] = (va[xb + (lo + q) * vs] - t) / ha[hr[q] + lo + q]
+                va[xb + (lo + q) * vs] = x[q]
+        s0 = hi
+    e = n - 1
+    while e >= 0:
+        lo, hi, f = super_run(vi, fb, e, n, -1)
+        hr = ti.Vector([0] * SUPER)
+        for q in ti.static(range(SUPER)):
+            hr[q] = hb + ti.min(lo + q, hi - 1) * hs
+        x = ti.Vector([0.0] * SUPER)  # 0 past the run's end: its rows add nothing
+        for qq in ti.static(range(SUPER)):
+            q = ti.static(SUPER - 1 - qq)
+            if lo + q < hi:
+                t = va[xb + (lo + q) * vs]
+                for p in ti.static(range(q + 1, SUPER)):
+                    if lo + p < hi:
+                        t = t - ha[hr[p] + lo + q] * x[p]
+                x[q] = t / ha[hr[q] + lo + q]
+                va[xb + (lo + q) * vs] = x[q]
+        for k in range(f, lo):
+            t = 0.0
+            for q in ti.static(range(SUPER)):
+                t = t + ha[hr[q] + k] * x[q]
+            va[xb + k * vs] = va[xb + k * vs] - t
+        e = lo - 1
     vb = base(d.solver_v, b, dst)
     for k in range(n):
         va[vb + vi[lb + k * NSOLVI] * vs] = va[xb + k * vs]
