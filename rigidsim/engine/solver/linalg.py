@@ -9,9 +9,10 @@ Hessian and its factor are indexed in the factor's own order of the island's dof
 
 The parity contract is tolerances (qacc and forces to 1e-6 relative of MuJoCo's at the same state), not
 equal bits: sums are in whatever order is cheapest here. `dots` keeps mju_dot's four partial sums, the
-sparse mass-matrix product is mju_mulSymVecSparse's and the factor and its updates are mju_cholFactor's and
-mju_cholUpdate's; a row of J times a vector (`span_dot`, `group_dot`) is summed left to right over the
-row's nonzeros in registers, and the factor's backward solve goes by rows (`chol_solve`).
+sparse mass-matrix product is mju_mulSymVecSparse's and the factor's rank-one updates are mju_cholUpdate's;
+a row of J times a vector (`span_dot`, `group_dot`) is summed left to right over the row's nonzeros in
+registers, and the Hessian's factor and its solves go by supernodes (runs of rows with the same first
+nonzero: `chol_factor`, `chol_solve`), each dot product summed left to right in a register.
 """
 
 
