@@ -162,23 +162,26 @@ def row_span(d: ti.template(), b, r, n, listed: ti.template()):
     efc_J.arr[o[s] + i]) and its shift sh[s], the dof at position k being k + sh[s]: a span is a run of
     consecutive dofs of one tree, and the island holds whole trees, so it is a run of the island's list too.
     `whole`: the row is stored whole and listed, its dofs are the list's (`span_dof`)."""
-    lo1 = d.efc_i[b, r, EFC_SPAN]
-    hi1 = d.efc_i[b, r, EFC_SPAN + 1]
-    lo2 = d.efc_i[b, r, EFC_SPAN + 2]
-    hi2 = d.efc_i[b, r, EFC_SPAN + 3]
+    ia = ti.static(d.efc_i.arr)
+    ir = base(d.efc_i, b, 0) + r * ti.static(d.efc_i.strides[1])  # the row's ints, env stride loaded once
+    lo1 = ia[ir + EFC_SPAN]
+    hi1 = ia[ir + EFC_SPAN + 1]
+    lo2 = ia[ir + EFC_SPAN + 2]
+    hi2 = ia[ir + EFC_SPAN + 3]
     res = ti.Vector([0, n, 0, 0])
-    adr = base(d.efc_J, b, 0) + d.efc_i[b, r, EFC_JADR]
+    adr = base(d.efc_J, b, 0) + ia[ir + EFC_JADR]
     o = ti.Vector([adr, adr])
     sh = ti.Vector([0, 0])
     whole = False
     if hi1 > lo1:
         o = ti.Vector([adr - lo1, adr + hi1 - lo1 - lo2])
         if ti.static(listed):
-            res[0] = d.solver_vi[b, lo1, SVI_POS]
+            pb = base(d.solver_vi, b, SVI_POS)
+            res[0] = d.solver_vi.arr[pb + lo1 * NSOLVI]
             res[1] = res[0] + hi1 - lo1
             sh[0] = lo1 - res[0]
             if hi2 > lo2:
-                res[2] = d.solver_vi[b, lo2, SVI_POS]
+                res[2] = d.solver_vi.arr[pb + lo2 * NSOLVI]
                 res[3] = res[2] + hi2 - lo2
                 sh[1] = lo2 - res[2]
         else:
@@ -194,19 +197,27 @@ def row_group(d: ti.template(), b, c, nrow):
     (g, rows, off), rows[q] the q-th row (q < g; the first for q >= g) and off[q] how far its stored entries
     lie from the first's. A loop over a run visits each entry once for all its rows, holding the sum in a
     register in the rows' order: the same additions as a loop per row, one store instead of g."""
-    r = row(d, b, c)
+    ia = ti.static(d.efc_i.arr)
+    js = ti.static(d.efc_i.strides[1])
+    la = ti.static(d.solver_efc_i.arr)
+    ls = ti.static(d.solver_efc_i.strides[1])
+    ib = base(d.efc_i, b, 0)
+    lb = base(d.solver_efc_i, b, SEI_LIST)
+    r = la[lb + c * ls]
+    ir = ib + r * js
     rows = ti.Vector([r] * GROUP)
     off = ti.Vector([0] * GROUP)
     g = 1
     grouping = True
     while grouping and g < GROUP and c + g < nrow:
-        r2 = row(d, b, c + g)
+        r2 = la[lb + (c + g) * ls]
+        ir2 = ib + r2 * js
         for q in ti.static(range(4)):  # lo1, hi1, lo2, hi2
-            if d.efc_i[b, r2, EFC_SPAN + q] != d.efc_i[b, r, EFC_SPAN + q]:
+            if ia[ir2 + EFC_SPAN + q] != ia[ir + EFC_SPAN + q]:
                 grouping = False
         if grouping:
             rows[g] = r2
-            off[g] = d.efc_i[b, r2, EFC_JADR] - d.efc_i[b, r, EFC_JADR]
+            off[g] = ia[ir2 + EFC_JADR] - ia[ir + EFC_JADR]
             g += 1
     return g, rows, off
 
@@ -331,6 +342,7 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
     rs = ti.static(res.strides[1])
     lb = list_base(d, b)
     rb = base(res, b, cres)
+    fb = base(d.efc, b, EFC_FORCE)
     for k in range(nvi):
         ra[rb + vi[lb + k * NSOLVI] * rs] = 0.0
     c = 0
@@ -339,7 +351,7 @@ def mul_jt(d: ti.template(), b, nvi, nrow, res: ti.template(), cres):
         f = ti.Vector([0.0] * GROUP)  # 0 for a row past the run: skipped as a row with no force
         for q in ti.static(range(GROUP)):
             if q < g:
-                f[q] = d.efc[b, rows[q], EFC_FORCE]
+                f[q] = d.efc.arr[fb + rows[q] * ti.static(d.efc.strides[1])]
         if (f != 0.0).any():
             p, o, sh, whole = row_span(d, b, rows[0], nvi, True)
             for s in range(two(nvi)):

@@ -20,9 +20,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine.layout import (
     CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, EFC_D, EFC_DIM,
     EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_JV, EFC_MU, EFC_QUAD, EFC_R, EFC_TYPE, MINVAL,
-    OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SV_MA, SV_MV, SV_SEARCH,
+    OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SEI_LIST, SV_MA, SV_MV, SV_SEARCH,
 )
-from rigidsim.engine.solver.linalg import dots, row
+from rigidsim.engine.solver.linalg import base, dots
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 # what the point being evaluated is for
@@ -34,48 +34,59 @@ _S_P0, _S_P1, _S_P2, _S_P1NEXT, _S_P2NEXT, _S_MID = 0, 1, 2, 3, 4, 5
 @ti.func
 def prepare(d: ti.template(), b, nvi, nrow, variant: ti.template()):
     """The rows' quadratics for the direction v in solver_v[:, SV_SEARCH], from Jv in EFC_JV (the caller's)."""
+    fa = ti.static(d.efc.arr)
+    ia = ti.static(d.efc_i.arr)
+    la = ti.static(d.solver_efc_i.arr)
+    fs = ti.static(d.efc.strides[1])
+    js = ti.static(d.efc_i.strides[1])
+    ls = ti.static(d.solver_efc_i.strides[1])
+    fb = base(d.efc, b, 0)
+    ib = base(d.efc_i, b, 0)
+    lb = base(d.solver_efc_i, b, SEI_LIST)
     c = 0
     while c < nrow:
-        r = row(d, b, c)
-        jv = d.efc[b, r, EFC_JV]
-        jar = d.efc[b, r, EFC_JAREF]
-        dr = d.efc[b, r, EFC_D]
+        r = la[lb + c * ls]
+        fr = fb + r * fs  # the row's floats and ints, at flat offsets (the env strides loaded once)
+        ir = ib + r * js
+        jv = fa[fr + EFC_JV]
+        jar = fa[fr + EFC_JAREF]
+        dr = fa[fr + EFC_D]
         dj0 = dr * jar
         q0 = jar * dj0
         q1 = jv * dj0
         q2 = jv * dr * jv
         step = 1
         if ti.static(variant & ELLIPTIC):
-            if d.efc_i[b, r, EFC_TYPE] == CNSTR_CONTACT_ELLIPTIC:
-                dim = d.efc_i[b, r, EFC_DIM]
+            if ia[ir + EFC_TYPE] == CNSTR_CONTACT_ELLIPTIC:
+                dim = ia[ir + EFC_DIM]
                 step = dim
-                mu = d.efc[b, r, EFC_MU]
+                mu = fa[fr + EFC_MU]
                 for j in range(1, dim):
-                    jj = d.efc[b, r + j, EFC_JAREF]
-                    vj = d.efc[b, r + j, EFC_JV]
-                    djj = d.efc[b, r + j, EFC_D] * jj
+                    jj = fa[fr + j * fs + EFC_JAREF]
+                    vj = fa[fr + j * fs + EFC_JV]
+                    djj = fa[fr + j * fs + EFC_D] * jj
                     q0 += jj * djj
                     q1 += vj * djj
-                    q2 += vj * d.efc[b, r + j, EFC_D] * vj
+                    q2 += vj * fa[fr + j * fs + EFC_D] * vj
                 uu = 0.0
                 uv = 0.0
                 vv = 0.0
                 for j in range(1, dim):
-                    fr = d.efc[b, r + j, EFC_FRICTION]
-                    uj = d.efc[b, r + j, EFC_JAREF] * fr
-                    vj = d.efc[b, r + j, EFC_JV] * fr
+                    frj = fa[fr + j * fs + EFC_FRICTION]
+                    uj = fa[fr + j * fs + EFC_JAREF] * frj
+                    vj = fa[fr + j * fs + EFC_JV] * frj
                     uu += uj * uj
                     uv += uj * vj
                     vv += vj * vj
-                d.efc[b, r + 1, EFC_QUAD] = jar * mu
-                d.efc[b, r + 1, EFC_QUAD + 1] = jv * mu
-                d.efc[b, r + 1, EFC_QUAD + 2] = uu
-                d.efc[b, r + 2, EFC_QUAD] = uv
-                d.efc[b, r + 2, EFC_QUAD + 1] = vv
-                d.efc[b, r + 2, EFC_QUAD + 2] = dr / ((mu * mu) * (1.0 + (mu * mu)))
-        d.efc[b, r, EFC_QUAD] = 0.5 * q0
-        d.efc[b, r, EFC_QUAD + 1] = q1
-        d.efc[b, r, EFC_QUAD + 2] = 0.5 * q2
+                fa[fr + 1 * fs + EFC_QUAD] = jar * mu
+                fa[fr + 1 * fs + EFC_QUAD + 1] = jv * mu
+                fa[fr + 1 * fs + EFC_QUAD + 2] = uu
+                fa[fr + 2 * fs + EFC_QUAD] = uv
+                fa[fr + 2 * fs + EFC_QUAD + 1] = vv
+                fa[fr + 2 * fs + EFC_QUAD + 2] = dr / ((mu * mu) * (1.0 + (mu * mu)))
+        fa[fr + EFC_QUAD] = 0.5 * q0
+        fa[fr + EFC_QUAD + 1] = q1
+        fa[fr + EFC_QUAD + 2] = 0.5 * q2
         c += step
 
 
@@ -171,6 +182,15 @@ def _cone_change(q0, q1, q2, u0, v0, uu, uv, vv, dm, alpha, mu):
 def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
     """The cost change from alpha = 0 to alpha along the prepared direction and its first two derivatives:
     (alpha, cost, slope, curvature); a curvature that is not positive is replaced by mjMINVAL."""
+    fa = ti.static(d.efc.arr)
+    ia = ti.static(d.efc_i.arr)
+    la = ti.static(d.solver_efc_i.arr)
+    fs = ti.static(d.efc.strides[1])
+    js = ti.static(d.efc_i.strides[1])
+    ls = ti.static(d.solver_efc_i.strides[1])
+    fb = base(d.efc, b, 0)
+    ib = base(d.efc_i, b, 0)
+    lb = base(d.solver_efc_i, b, SEI_LIST)
     cost = 0.0
     d0 = 0.0
     d1 = 0.0
@@ -179,19 +199,21 @@ def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
     t2 = g2
     c = 0
     while c < nrow:
-        r = row(d, b, c)
-        typ = d.efc_i[b, r, EFC_TYPE]
+        r = la[lb + c * ls]
+        fr = fb + r * fs  # the row's floats and ints, at flat offsets (the env strides loaded once)
+        ir = ib + r * js
+        typ = ia[ir + EFC_TYPE]
         step = 1
         if typ == CNSTR_EQUALITY:
-            t1 += d.efc[b, r, EFC_QUAD + 1]
-            t2 += d.efc[b, r, EFC_QUAD + 2]
+            t1 += fa[fr + EFC_QUAD + 1]
+            t2 += fa[fr + EFC_QUAD + 2]
         elif typ == CNSTR_FRICTION_DOF or typ == CNSTR_FRICTION_TENDON:
-            start = d.efc[b, r, EFC_JAREF]
-            dirn = d.efc[b, r, EFC_JV]
+            start = fa[fr + EFC_JAREF]
+            dirn = fa[fr + EFC_JV]
             x = start + alpha * dirn
-            f = d.efc[b, r, EFC_FRICTIONLOSS]
-            dd = d.efc[b, r, EFC_D]
-            rf = d.efc[b, r, EFC_R] * f
+            f = fa[fr + EFC_FRICTIONLOSS]
+            dd = fa[fr + EFC_D]
+            rf = fa[fr + EFC_R] * f
             cost += _huber_change(start, x, f, rf, dd)
             if -rf < x and x < rf:
                 d0 += dd * x * dirn
@@ -201,29 +223,29 @@ def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
             else:
                 d0 += f * dirn
         elif typ != CNSTR_CONTACT_ELLIPTIC:
-            start = d.efc[b, r, EFC_JAREF]
-            x = start + alpha * d.efc[b, r, EFC_JV]
+            start = fa[fr + EFC_JAREF]
+            x = start + alpha * fa[fr + EFC_JV]
             cost0 = 0.0
             if start < 0.0:
-                cost0 = d.efc[b, r, EFC_QUAD]
+                cost0 = fa[fr + EFC_QUAD]
             if x < 0.0:
-                t0 += d.efc[b, r, EFC_QUAD] - cost0
-                t1 += d.efc[b, r, EFC_QUAD + 1]
-                t2 += d.efc[b, r, EFC_QUAD + 2]
+                t0 += fa[fr + EFC_QUAD] - cost0
+                t1 += fa[fr + EFC_QUAD + 1]
+                t2 += fa[fr + EFC_QUAD + 2]
             else:
                 cost -= cost0
         elif ti.static(variant & ELLIPTIC):  # elliptic rows exist only when the variant compiles them
-            step = d.efc_i[b, r, EFC_DIM]
-            mu = d.efc[b, r, EFC_MU]
-            q0 = d.efc[b, r, EFC_QUAD]
-            q1 = d.efc[b, r, EFC_QUAD + 1]
-            q2 = d.efc[b, r, EFC_QUAD + 2]
-            u0 = d.efc[b, r + 1, EFC_QUAD]
-            v0 = d.efc[b, r + 1, EFC_QUAD + 1]
-            uu = d.efc[b, r + 1, EFC_QUAD + 2]
-            uv = d.efc[b, r + 2, EFC_QUAD]
-            vv = d.efc[b, r + 2, EFC_QUAD + 1]
-            dm = d.efc[b, r + 2, EFC_QUAD + 2]
+            step = ia[ir + EFC_DIM]
+            mu = fa[fr + EFC_MU]
+            q0 = fa[fr + EFC_QUAD]
+            q1 = fa[fr + EFC_QUAD + 1]
+            q2 = fa[fr + EFC_QUAD + 2]
+            u0 = fa[fr + 1 * fs + EFC_QUAD]
+            v0 = fa[fr + 1 * fs + EFC_QUAD + 1]
+            uu = fa[fr + 1 * fs + EFC_QUAD + 2]
+            uv = fa[fr + 2 * fs + EFC_QUAD]
+            vv = fa[fr + 2 * fs + EFC_QUAD + 1]
+            dm = fa[fr + 2 * fs + EFC_QUAD + 2]
             cost += _cone_change(q0, q1, q2, u0, v0, uu, uv, vv, dm, alpha, mu)
             n = u0 + alpha * v0
             tsqr = uu + alpha * (2.0 * uv + alpha * vv)

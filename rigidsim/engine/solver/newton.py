@@ -42,6 +42,8 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     lb = list_base(d, b)
     hb = base(d.solver_H, b, 0)
     pb = base(d.solver_vi, b, SVI_HPOS)
+    sb = base(d.efc_i, b, EFC_STATE)
+    db = base(d.efc, b, EFC_D)
     for i in range(nvi):
         for k in range(i + 1):
             ha[hb + i * ns + k] = 0.0
@@ -51,8 +53,8 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
         dr = ti.Vector([0.0] * GROUP)
         for q in ti.static(range(GROUP)):
             if q < g:
-                if d.efc_i[b, rows[q], EFC_STATE] == CNSTRSTATE_QUADRATIC:
-                    dr[q] = d.efc[b, rows[q], EFC_D]
+                if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
+                    dr[q] = d.efc.arr[db + rows[q] * ti.static(d.efc.strides[1])]
         if (dr != 0.0).any():
             p, o, sh, whole = row_span(d, b, rows[0], nvi, True)  # the rows' nonzeros lie in their spans
             # the factor's row of each span's first dof (of a whole row: unused, each dof's own is read)

@@ -17,8 +17,9 @@ k: the dof at row k); the Hessian's assembly (`newton.make_hessian`), the factor
 and its rows keep their order, so every sum other than the factor's is the one it was.
 
 MuJoCo factors the Hessian densely, in ascending order, when the model has fewer than 60 dofs (mj_isSparse,
-jacobian="auto"); there, and for islands of one or two trees, the order stays the list's. Islands with a span across two trees (none is built so) or with more graph edges than there are
-rows of room (only rows stored whole can join more than two trees) also keep the list's order.
+jacobian="auto"); there, and for islands of one or two trees, the order stays the list's. Islands with a
+span across two trees (none is built so) or with more graph edges than there are rows of room (only rows
+stored whole can join more than two trees) also keep the list's order.
 """
 
 

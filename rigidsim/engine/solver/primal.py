@@ -16,11 +16,11 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
-    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_OLDSTATE, SEI_STATE, SV_GRAD,
+    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_LIST, SEI_OLDSTATE, SEI_STATE, SV_GRAD,
     SV_GRADOLD, SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
-from rigidsim.engine.solver.linalg import GROUP, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
+from rigidsim.engine.solver.linalg import GROUP, base, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
 from rigidsim.engine.solver.linesearch import search
 from rigidsim.engine.solver.lowrank import fits, lowrank_factor, lowrank_mv, lowrank_setup, lowrank_solve
 from rigidsim.engine.solver.newton import update_factor
@@ -103,17 +103,20 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                         r = row(d, b, c)
                         d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JV]
             else:
+                fa = ti.static(d.efc.arr)
+                fs = ti.static(d.efc.strides[1])
+                fb = base(d.efc, b, 0)
                 c = 0
                 while c < nrow:  # a run of rows with the same spans at once (`linalg.group_dot`)
                     g, rows, off = row_group(d, b, c, nrow)
                     prod = group_dot(d, b, rows[0], off, nvi, d.solver_v, src)
                     for q in ti.static(range(GROUP)):
                         if q < g:
-                            r = rows[q]
-                            aref = ti.select(start, d.efc[b, r, EFC_AREF], 0.0)  # v - 0.0 == v: Jv unchanged
-                            d.efc[b, r, dst] = prod[q] - aref
+                            fr = fb + rows[q] * fs
+                            aref = ti.select(start, fa[fr + EFC_AREF], 0.0)  # v - 0.0 == v: Jv unchanged
+                            fa[fr + dst] = prod[q] - aref
                             if phase == _WARM:  # kept for the start of a solve that keeps qacc_warmstart
-                                d.efc[b, r, EFC_JV] = prod[q] - aref
+                                fa[fr + EFC_JV] = prod[q] - aref
                     c += g
         if phase == _ITER:
             alpha, ls_improvement = search(m, d, b, nvi, nrow, scale, variant)
@@ -128,10 +131,17 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                     if newton == 0:
                         d.solver_v[b, i, SV_GRADOLD] = d.solver_v[b, i, SV_GRAD]
                         d.solver_v[b, i, SV_MGRADOLD] = d.solver_v[b, i, SV_MGRAD]
+                fa = ti.static(d.efc.arr)
+                fb = base(d.efc, b, 0)
+                ob = base(d.solver_efc_i, b, SEI_OLDSTATE)
+                sb = base(d.efc_i, b, EFC_STATE)
+                lb = base(d.solver_efc_i, b, SEI_LIST)
                 for c in range(nrow):
-                    r = row(d, b, c)
-                    d.efc[b, r, EFC_JAREF] = d.efc[b, r, EFC_JAREF] + d.efc[b, r, EFC_JV] * alpha
-                    d.solver_efc_i[b, r, SEI_OLDSTATE] = d.efc_i[b, r, EFC_STATE]
+                    r = d.solver_efc_i.arr[lb + c * ti.static(d.solver_efc_i.strides[1])]
+                    fr = fb + r * ti.static(d.efc.strides[1])
+                    fa[fr + EFC_JAREF] = fa[fr + EFC_JAREF] + fa[fr + EFC_JV] * alpha
+                    d.solver_efc_i.arr[ob + r * ti.static(d.solver_efc_i.strides[1])] = d.efc_i.arr[
+                        sb + r * ti.static(d.efc_i.strides[1])]
         if not done and phase != _FACTOR:
             cost, _ncone = primal_update(d, b, nvi, nrow, phase < _WARM, variant)
             if phase == _WARM:

@@ -24,8 +24,9 @@ from rigidsim.engine.layout import (
     CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG, CNSTRSTATE_LINEARPOS, CNSTRSTATE_QUADRATIC, CNSTRSTATE_SATISFIED, EFC_D, EFC_DIM,
     EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_MU, EFC_R, EFC_STATE, EFC_TYPE, QFRC_CONSTRAINT,
+    SEI_LIST,
 )
-from rigidsim.engine.solver.linalg import mul_jt, row, vec_dot
+from rigidsim.engine.solver.linalg import base, mul_jt, vec_dot
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 
@@ -47,70 +48,83 @@ def cone_coords(d: ti.template(), b, r, dim, jar_col: ti.template()):
 @ti.func
 def constraint_update(d: ti.template(), b, nrow, variant: ti.template()):
     """States, forces (EFC_STATE, EFC_FORCE) and the constraint cost of the listed rows from their jar in
-    EFC_JAREF; returns (cost, rows in the CONE state)."""
+    EFC_JAREF; returns (cost, rows in the CONE state). Rows are read through flat offsets computed once per
+    call (`linalg.base`): a row's fields are at a constant distance from its offset, so no access reloads
+    the arrays' per-env strides."""
+    fa = ti.static(d.efc.arr)
+    ia = ti.static(d.efc_i.arr)
+    la = ti.static(d.solver_efc_i.arr)
+    fs = ti.static(d.efc.strides[1])
+    js = ti.static(d.efc_i.strides[1])
+    ls = ti.static(d.solver_efc_i.strides[1])
+    fb = base(d.efc, b, 0)
+    ib = base(d.efc_i, b, 0)
+    lb = base(d.solver_efc_i, b, SEI_LIST)
     cost = 0.0
     ncone = 0
     c = 0
     while c < nrow:
-        r = row(d, b, c)
-        typ = d.efc_i[b, r, EFC_TYPE]
-        jar = d.efc[b, r, EFC_JAREF]
-        dr = d.efc[b, r, EFC_D]
+        r = la[lb + c * ls]
+        fr = fb + r * fs  # row r's floats: fa[fr + EFC_...]
+        ir = ib + r * js  # and its ints
+        typ = ia[ir + EFC_TYPE]
+        jar = fa[fr + EFC_JAREF]
+        dr = fa[fr + EFC_D]
         step = 1
         if typ == CNSTR_EQUALITY:
             cost += 0.5 * dr * jar * jar
-            d.efc[b, r, EFC_FORCE] = -dr * jar
-            d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_QUADRATIC
+            fa[fr + EFC_FORCE] = -dr * jar
+            ia[ir + EFC_STATE] = CNSTRSTATE_QUADRATIC
         elif typ == CNSTR_FRICTION_DOF or typ == CNSTR_FRICTION_TENDON:
-            rr = d.efc[b, r, EFC_R]
-            f = d.efc[b, r, EFC_FRICTIONLOSS]
+            rr = fa[fr + EFC_R]
+            f = fa[fr + EFC_FRICTIONLOSS]
             if jar <= -rr * f:
                 cost += -0.5 * rr * f * f - f * jar
-                d.efc[b, r, EFC_FORCE] = f
-                d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_LINEARNEG
+                fa[fr + EFC_FORCE] = f
+                ia[ir + EFC_STATE] = CNSTRSTATE_LINEARNEG
             elif jar >= rr * f:
                 cost += -0.5 * rr * f * f + f * jar
-                d.efc[b, r, EFC_FORCE] = -f
-                d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_LINEARPOS
+                fa[fr + EFC_FORCE] = -f
+                ia[ir + EFC_STATE] = CNSTRSTATE_LINEARPOS
             else:
                 cost += 0.5 * dr * jar * jar
-                d.efc[b, r, EFC_FORCE] = -dr * jar
-                d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_QUADRATIC
+                fa[fr + EFC_FORCE] = -dr * jar
+                ia[ir + EFC_STATE] = CNSTRSTATE_QUADRATIC
         elif typ != CNSTR_CONTACT_ELLIPTIC:
             if jar >= 0.0:
-                d.efc[b, r, EFC_FORCE] = 0.0
-                d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_SATISFIED
+                fa[fr + EFC_FORCE] = 0.0
+                ia[ir + EFC_STATE] = CNSTRSTATE_SATISFIED
             else:
                 cost += 0.5 * dr * jar * jar
-                d.efc[b, r, EFC_FORCE] = -dr * jar
-                d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_QUADRATIC
+                fa[fr + EFC_FORCE] = -dr * jar
+                ia[ir + EFC_STATE] = CNSTRSTATE_QUADRATIC
         elif ti.static(variant & ELLIPTIC):  # elliptic rows exist only when the variant compiles them
-            dim = d.efc_i[b, r, EFC_DIM]
+            dim = ia[ir + EFC_DIM]
             step = dim
             u, n, t, mu = cone_coords(d, b, r, dim, EFC_JAREF)
             state = CNSTRSTATE_CONE
             if n >= mu * t or (t <= 0.0 and n >= 0.0):
                 state = CNSTRSTATE_SATISFIED
                 for j in range(dim):
-                    d.efc[b, r + j, EFC_FORCE] = 0.0
+                    fa[fr + j * fs + EFC_FORCE] = 0.0
             elif mu * n + t <= 0.0 or (t <= 0.0 and n < 0.0):
                 state = CNSTRSTATE_QUADRATIC
                 for j in range(dim):
-                    jj = d.efc[b, r + j, EFC_JAREF]
-                    dj = d.efc[b, r + j, EFC_D]
+                    jj = fa[fr + j * fs + EFC_JAREF]
+                    dj = fa[fr + j * fs + EFC_D]
                     cost += 0.5 * dj * jj * jj
-                    d.efc[b, r + j, EFC_FORCE] = -dj * jj
+                    fa[fr + j * fs + EFC_FORCE] = -dj * jj
             else:
                 dm = dr / (mu * mu * (1.0 + mu * mu))
                 nmt = n - mu * t
                 cost += 0.5 * dm * nmt * nmt
                 f0 = -dm * nmt * mu
-                d.efc[b, r, EFC_FORCE] = f0
+                fa[fr + EFC_FORCE] = f0
                 for j in range(1, dim):
-                    d.efc[b, r + j, EFC_FORCE] = -f0 / t * u[j] * d.efc[b, r + j, EFC_FRICTION]
+                    fa[fr + j * fs + EFC_FORCE] = -f0 / t * u[j] * fa[fr + j * fs + EFC_FRICTION]
                 ncone += dim
             for j in range(dim):
-                d.efc_i[b, r + j, EFC_STATE] = state
+                ia[ir + j * js + EFC_STATE] = state
         c += step
     return cost, ncone
 
