@@ -15,12 +15,14 @@ stops when the scaled improvement is positive and below the tolerance, the scale
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
-    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_LIST, SEI_OLDSTATE, SEI_STATE, SV_GRAD,
-    SV_GRADOLD, SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
+    DOF_MADR, EFC_AREF, EFC_JAREF, EFC_JV, EFC_STATE, NSOLVI, OPT_ITERATIONS, OPT_MEANINERTIA, OPT_TOLERANCE,
+    QACC_SMOOTH, QACC_WARMSTART, QFRC_CONSTRAINT, QFRC_SMOOTH, OPT_SOLVER_M, SEI_LIST, SEI_OLDSTATE, SEI_STATE,
+    SV_GRAD, SV_GRADOLD, SV_MA, SV_MGRAD, SV_MGRADOLD, SV_MV, SV_QACC, SV_SEARCH, SVI_ISLAND, SZ_NV,
 )
 from rigidsim.engine.solver.cg import hz_direction
-from rigidsim.engine.solver.linalg import GROUP, base, chol_solve, dof, dots, group_dot, mul_m, row, row_group, solve_ld
+from rigidsim.engine.solver.linalg import (
+    GROUP, base, chol_solve, dof, dots, group_dot, list_base, mul_m, row, row_group, solve_ld,
+)
 from rigidsim.engine.solver.linesearch import search
 from rigidsim.engine.solver.lowrank import fits, lowrank_factor, lowrank_mv, lowrank_setup, lowrank_solve
 from rigidsim.engine.solver.newton import update_factor
@@ -56,11 +58,19 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     WARM_JAREF, the rows' EFC_JAREF holds it already (the warmstart's pass at qacc_smooth); WARM_JV, their
     EFC_JV holds it and solver_v's SV_MA holds M qacc (its pass at qacc_warmstart). The same products of the
     same numbers: the start is computed once, not twice."""
+    # per-dof vectors at flat offsets (`linalg.base`): the env strides loaded once, not at every access
+    va = ti.static(d.solver_v.arr)
+    vs = ti.static(d.solver_v.strides[1])
+    da = ti.static(d.dof.arr)
+    ds = ti.static(d.dof.strides[1])
+    vb = base(d.solver_v, b, 0)
+    db = base(d.dof, b, 0)
+    lb = list_base(d, b)
     tol = m.opt_f[OPT_TOLERANCE]
     maxiter = m.opt_i[OPT_ITERATIONS]
     for k in range(nvi):
-        i = dof(d, b, k)
-        d.solver_v[b, i, SV_QACC] = ti.select(warm, d.dof[b, i, QACC_WARMSTART], d.qacc[b, i])
+        i = d.solver_vi.arr[lb + k * NSOLVI]
+        va[vb + i * vs + SV_QACC] = ti.select(warm, da[db + i * ds + QACC_WARMSTART], d.qacc[b, i])
     scale = 0.0
     if per_island:
         inertia = 0.0
@@ -125,19 +135,19 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 done = True
             else:
                 for k in range(nvi):
-                    i = dof(d, b, k)
-                    d.solver_v[b, i, SV_QACC] = d.solver_v[b, i, SV_QACC] + d.solver_v[b, i, SV_SEARCH] * alpha
-                    d.solver_v[b, i, SV_MA] = d.solver_v[b, i, SV_MA] + d.solver_v[b, i, SV_MV] * alpha
+                    i = d.solver_vi.arr[lb + k * NSOLVI]
+                    va[vb + i * vs + SV_QACC] = va[vb + i * vs + SV_QACC] + va[vb + i * vs + SV_SEARCH] * alpha
+                    va[vb + i * vs + SV_MA] = va[vb + i * vs + SV_MA] + va[vb + i * vs + SV_MV] * alpha
                     if newton == 0:
-                        d.solver_v[b, i, SV_GRADOLD] = d.solver_v[b, i, SV_GRAD]
-                        d.solver_v[b, i, SV_MGRADOLD] = d.solver_v[b, i, SV_MGRAD]
+                        va[vb + i * vs + SV_GRADOLD] = va[vb + i * vs + SV_GRAD]
+                        va[vb + i * vs + SV_MGRADOLD] = va[vb + i * vs + SV_MGRAD]
                 fa = ti.static(d.efc.arr)
                 fb = base(d.efc, b, 0)
                 ob = base(d.solver_efc_i, b, SEI_OLDSTATE)
                 sb = base(d.efc_i, b, EFC_STATE)
-                lb = base(d.solver_efc_i, b, SEI_LIST)
+                eb = base(d.solver_efc_i, b, SEI_LIST)
                 for c in range(nrow):
-                    r = d.solver_efc_i.arr[lb + c * ti.static(d.solver_efc_i.strides[1])]
+                    r = d.solver_efc_i.arr[eb + c * ti.static(d.solver_efc_i.strides[1])]
                     fr = fb + r * ti.static(d.efc.strides[1])
                     fa[fr + EFC_JAREF] = fa[fr + EFC_JAREF] + fa[fr + EFC_JV] * alpha
                     d.solver_efc_i.arr[ob + r * ti.static(d.solver_efc_i.strides[1])] = d.efc_i.arr[
@@ -148,10 +158,10 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 # the total cost at qacc_warmstart (MuJoCo's order: the Gauss terms added to the constraints')
                 cost_warm = cost
                 for k in range(nvi):
-                    i = dof(d, b, k)
-                    cost_warm += 0.5 * (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) * (
-                        d.solver_v[b, i, SV_QACC] - d.dof[b, i, QACC_SMOOTH])
-                    d.solver_v[b, i, SV_QACC] = d.dof[b, i, QACC_SMOOTH]
+                    i = d.solver_vi.arr[lb + k * NSOLVI]
+                    cost_warm += 0.5 * (va[vb + i * vs + SV_MA] - da[db + i * ds + QFRC_SMOOTH]) * (
+                        va[vb + i * vs + SV_QACC] - da[db + i * ds + QACC_SMOOTH])
+                    va[vb + i * vs + SV_QACC] = da[db + i * ds + QACC_SMOOTH]
             elif phase == _SMOOTH:
                 cost_smooth = cost
                 for c in range(nrow):
@@ -160,14 +170,14 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
                 done = True
         if not done and phase < _WARM and phase != _FACTOR:
             for k in range(nvi):
-                i = dof(d, b, k)
-                d.solver_v[b, i, SV_GRAD] = (d.solver_v[b, i, SV_MA] - d.dof[b, i, QFRC_SMOOTH]) - d.dof[
-                    b, i, QFRC_CONSTRAINT]
+                i = d.solver_vi.arr[lb + k * NSOLVI]
+                va[vb + i * vs + SV_GRAD] = (va[vb + i * vs + SV_MA] - da[db + i * ds + QFRC_SMOOTH]) - da[
+                    db + i * ds + QFRC_CONSTRAINT]
             # M^-1 grad: CG's preconditioned gradient, and at the start the duality-gap certificate
             if phase == _START or newton == 0:
                 for k in range(nvi):
-                    i = dof(d, b, k)
-                    d.solver_v[b, i, SV_MGRAD] = d.solver_v[b, i, SV_GRAD]
+                    i = d.solver_vi.arr[lb + k * NSOLVI]
+                    va[vb + i * vs + SV_MGRAD] = va[vb + i * vs + SV_GRAD]
                 solve_ld(m, d, b, nvi, d.solver_v, SV_MGRAD)
         if ti.static(variant & NEWTON):
             if newton != 0 and not done and (phase == _FACTOR or phase == _ITER):
@@ -206,8 +216,8 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
         if not done and phase < _WARM and not (phase == _START and newton != 0):
             if newton != 0 or phase == _START:
                 for k in range(nvi):
-                    i = dof(d, b, k)
-                    d.solver_v[b, i, SV_SEARCH] = -d.solver_v[b, i, SV_MGRAD]
+                    i = d.solver_vi.arr[lb + k * NSOLVI]
+                    va[vb + i * vs + SV_SEARCH] = -va[vb + i * vs + SV_MGRAD]
             elif ti.static(variant & CG):
                 hz_direction(d, b, nvi)
             if it >= maxiter:
@@ -220,13 +230,13 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
         smooth = cost_warm > cost_smooth
         converged = WARM_JAREF if smooth else WARM_JV
         for k in range(nvi):
-            i = dof(d, b, k)
+            i = d.solver_vi.arr[lb + k * NSOLVI]
             if smooth or (per_island and d.solver_vi[b, i, SVI_ISLAND] < 0):
-                d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
+                d.qacc[b, i] = da[db + i * ds + QACC_SMOOTH]
             else:
-                d.qacc[b, i] = d.dof[b, i, QACC_WARMSTART]
+                d.qacc[b, i] = da[db + i * ds + QACC_WARMSTART]
     else:
         for k in range(nvi):
-            i = dof(d, b, k)
-            d.qacc[b, i] = d.solver_v[b, i, SV_QACC]
+            i = d.solver_vi.arr[lb + k * NSOLVI]
+            d.qacc[b, i] = va[vb + i * vs + SV_QACC]
     return it, converged
