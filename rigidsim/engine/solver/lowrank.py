@@ -29,8 +29,8 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     CNSTRSTATE_QUADRATIC, CONE_ELLIPTIC, DOF_MADR, DOF_MROWNNZ, EFC_AREF, EFC_D, EFC_FORCE, EFC_JAREF, EFC_STATE,
-    M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_OLDSTATE, SV_MA, SV_MGRAD,
-    SV_MV, SV_QACC,
+    M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_LIST, SEI_OLDSTATE, SV_MA,
+    SV_MGRAD, SV_MV, SV_QACC,
 )
 from rigidsim.engine.solver.linalg import base, dof, list_base, row, row_span, span_at, span_dof, two
 
@@ -162,6 +162,21 @@ def lowrank_factor(d: ti.template(), b, nrow, full):
 @ti.func
 def lowrank_solve(d: ti.template(), b, nvi, nrow):
     """solver_v[:, SV_MGRAD] = H^-1 grad = dq - V u (the module's docstring), u kept for `lowrank_mv`."""
+    fa = ti.static(d.efc.arr)
+    ia = ti.static(d.efc_i.arr)
+    la = ti.static(d.solver_efc_i.arr)
+    va = ti.static(d.solver_v.arr)
+    da = ti.static(d.dof.arr)
+    fs = ti.static(d.efc.strides[1])
+    xs = ti.static(d.efc_i.strides[1])
+    ls = ti.static(d.solver_efc_i.strides[1])
+    vs = ti.static(d.solver_v.strides[1])
+    ds = ti.static(d.dof.strides[1])
+    fb = base(d.efc, b, 0)
+    ib = base(d.efc_i, b, 0)
+    eb = base(d.solver_efc_i, b, SEI_LIST)
+    vb = base(d.solver_v, b, 0)
+    db = base(d.dof, b, 0)
     vi = ti.static(d.solver_vi.arr)
     ha = ti.static(d.solver_H.arr)
     ca = ti.static(d.solver_Hcone.arr)
@@ -173,16 +188,16 @@ def lowrank_solve(d: ti.template(), b, nvi, nrow):
     ub = cb + nrow  # u (first z, then S^-1 z, then f + S^-1 z) at ca[ub + c * cs]
     # z = J dq - W f on the QUADRATIC rows (W symmetric: row c's lower part, then column c below it)
     for c in range(nrow):
-        r = row(d, b, c)
+        r = la[eb + c * ls]
         z = 0.0
-        if d.efc_i[b, r, EFC_STATE] == CNSTRSTATE_QUADRATIC:
-            wc = hb + dof(d, b, c) * ns + nrow
+        if ia[ib + r * xs + EFC_STATE] == CNSTRSTATE_QUADRATIC:
+            wc = hb + vi[lb + c * NSOLVI] * ns + nrow
             wf = 0.0
             for c2 in range(c + 1):
-                wf += ha[wc + c2] * d.efc[b, row(d, b, c2), EFC_FORCE]
+                wf += ha[wc + c2] * fa[fb + la[eb + c2 * ls] * fs + EFC_FORCE]
             for c2 in range(c + 1, nrow):
-                wf += ha[hb + dof(d, b, c2) * ns + nrow + c] * d.efc[b, row(d, b, c2), EFC_FORCE]
-            z = (d.efc[b, r, EFC_JAREF] + d.efc[b, r, EFC_AREF] - ca[cb + c * cs + nrow + 1]) - wf
+                wf += ha[hb + vi[lb + c2 * NSOLVI] * ns + nrow + c] * fa[fb + la[eb + c2 * ls] * fs + EFC_FORCE]
+            z = (fa[fb + r * fs + EFC_JAREF] + fa[fb + r * fs + EFC_AREF] - ca[cb + c * cs + nrow + 1]) - wf
         ca[ub + c * cs] = z
     # S^-1 z: forward then backward substitution with its factor (rows outside Q: z = 0 stays 0)
     for c in range(nrow):
@@ -199,20 +214,35 @@ def lowrank_solve(d: ti.template(), b, nvi, nrow):
         for c2 in range(c):  # row c of L is column c of L': subtract from the entries above
             ca[ub + c2 * cs] = ca[ub + c2 * cs] - ca[sc + c2] * t
     for c in range(nrow):
-        ca[ub + c * cs] = ca[ub + c * cs] + d.efc[b, row(d, b, c), EFC_FORCE]
+        ca[ub + c * cs] = ca[ub + c * cs] + fa[fb + la[eb + c * ls] * fs + EFC_FORCE]
     for k in range(nvi):
         i = vi[lb + k * NSOLVI]
         hi = hb + i * ns
         vu = 0.0
         for c in range(nrow):
             vu += ha[hi + c] * ca[ub + c * cs]
-        d.solver_v[b, i, SV_MGRAD] = (d.solver_v[b, i, SV_QACC] - d.dof[b, i, QACC_SMOOTH]) - vu
+        va[vb + i * vs + SV_MGRAD] = (va[vb + i * vs + SV_QACC] - da[db + i * ds + QACC_SMOOTH]) - vu
 
 
 @ti.func
 def lowrank_mv(d: ti.template(), b, nvi, nrow):
     """solver_v[:, SV_MV] = M times the search direction -(dq - V u) = J' u - (Ma - qfrc_smooth), with the u
     of the `lowrank_solve` that gave the direction."""
+    fa = ti.static(d.efc.arr)
+    ia = ti.static(d.efc_i.arr)
+    la = ti.static(d.solver_efc_i.arr)
+    va = ti.static(d.solver_v.arr)
+    da = ti.static(d.dof.arr)
+    fs = ti.static(d.efc.strides[1])
+    xs = ti.static(d.efc_i.strides[1])
+    ls = ti.static(d.solver_efc_i.strides[1])
+    vs = ti.static(d.solver_v.strides[1])
+    ds = ti.static(d.dof.strides[1])
+    fb = base(d.efc, b, 0)
+    ib = base(d.efc_i, b, 0)
+    eb = base(d.solver_efc_i, b, SEI_LIST)
+    vb = base(d.solver_v, b, 0)
+    db = base(d.dof, b, 0)
     vi = ti.static(d.solver_vi.arr)
     ja = ti.static(d.efc_J.arr)
     ca = ti.static(d.solver_Hcone.arr)
@@ -221,13 +251,13 @@ def lowrank_mv(d: ti.template(), b, nvi, nrow):
     lb = list_base(d, b)
     for k in range(nvi):
         i = vi[lb + k * NSOLVI]
-        d.solver_v[b, i, SV_MV] = d.dof[b, i, QFRC_SMOOTH] - d.solver_v[b, i, SV_MA]
+        va[vb + i * vs + SV_MV] = da[db + i * ds + QFRC_SMOOTH] - va[vb + i * vs + SV_MA]
     for c in range(nrow):
         u = ca[ub + c * cs]
         if u != 0.0:
-            p, o, sh, whole = row_span(d, b, row(d, b, c), nvi, True)
+            p, o, sh, whole = row_span(d, b, la[eb + c * ls], nvi, True)
             for s in range(two(nvi)):
                 first, end, js, sf = span_at(p, o, sh, s)
                 for k in range(first, end):
                     i = span_dof(vi, lb, k, sf, whole)
-                    d.solver_v[b, i, SV_MV] = d.solver_v[b, i, SV_MV] + ja[js + i] * u
+                    va[vb + i * vs + SV_MV] = va[vb + i * vs + SV_MV] + ja[js + i] * u
