@@ -9,7 +9,7 @@ are neighbours when a constraint row touches both. Cuthill-McKee visits the grap
 pseudo-peripheral tree (George and Liu's search: a tree of least degree in the last level of a breadth-first
 search, repeated while that depth grows), each tree's unvisited neighbours by ascending degree; reversing
 the visit gives a smaller profile still. The 27 settled boxes of benchmarks' boxes27_pile (162 dofs, 204
-contacts): the factor's multiply-adds 215k in ascending order, 68k in this one (tests/test_solver_ordering.py).
+contacts): the factor's multiply-adds 208k in ascending order, 63k in this one (tests/test_solver_ordering.py).
 
 The order is written as SVI_HPOS (per dof: its row and column in solver_H and solver_Hcone) and SVI_HLIST (row
 k: the dof at row k); the Hessian's assembly (`newton.make_hessian`), the factor's solves and rank-one updates
