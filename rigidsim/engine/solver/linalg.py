@@ -66,6 +66,27 @@ def base(a: ti.template(), b, c):
     return b * a.strides[0] + c
 
 
+def row_arrays(d):
+    """The rows' flat arrays and row strides (called while compiling, as ``ti.static(*row_arrays(d))``): efc,
+    efc_i, solver_efc_i, then their strides from one row to the next. With `row_bases`, row r's floats are
+    ``efc[fb + r * fs + EFC_...]``: the per-env stride is loaded once per call, not at every access."""
+    return d.efc.arr, d.efc_i.arr, d.solver_efc_i.arr, d.efc.strides[1], d.efc_i.strides[1], \
+        d.solver_efc_i.strides[1]
+
+
+@ti.func
+def row_bases(d: ti.template(), b):
+    """Env b's flat offsets of efc and efc_i (row 0, column 0) and of the island's row list (row c of the list
+    is ``solver_efc_i[lb + c * ls]``), for `row_arrays`' arrays."""
+    return base(d.efc, b, 0), base(d.efc_i, b, 0), base(d.solver_efc_i, b, SEI_LIST)
+
+
+def dof_arrays(d):
+    """solver_v and dof, flat, with their strides from one dof to the next (``ti.static(*dof_arrays(d))``):
+    dof i's entry c of env b is ``solver_v[base(d.solver_v, b, 0) + i * vs + c]``."""
+    return d.solver_v.arr, d.solver_v.strides[1], d.dof.arr, d.dof.strides[1]
+
+
 @ti.func
 def list_base(d: ti.template(), b):
     """The flat offset of the island's dof list: dof k is ``d.solver_vi.arr[list_base + k * NSOLVI]``."""

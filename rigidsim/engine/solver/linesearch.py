@@ -20,9 +20,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine.layout import (
     CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, EFC_D, EFC_DIM,
     EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_JV, EFC_MU, EFC_QUAD, EFC_R, EFC_TYPE, MINVAL,
-    OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SEI_LIST, SV_MA, SV_MV, SV_SEARCH,
+    OPT_LS_ITERATIONS, OPT_LS_TOLERANCE, OPT_TOLERANCE, QFRC_SMOOTH, SV_MA, SV_MV, SV_SEARCH,
 )
-from rigidsim.engine.solver.linalg import base, dots
+from rigidsim.engine.solver.linalg import dots, row_arrays, row_bases
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 # what the point being evaluated is for
@@ -34,15 +34,8 @@ _S_P0, _S_P1, _S_P2, _S_P1NEXT, _S_P2NEXT, _S_MID = 0, 1, 2, 3, 4, 5
 @ti.func
 def prepare(d: ti.template(), b, nvi, nrow, variant: ti.template()):
     """The rows' quadratics for the direction v in solver_v[:, SV_SEARCH], from Jv in EFC_JV (the caller's)."""
-    fa = ti.static(d.efc.arr)
-    ia = ti.static(d.efc_i.arr)
-    la = ti.static(d.solver_efc_i.arr)
-    fs = ti.static(d.efc.strides[1])
-    js = ti.static(d.efc_i.strides[1])
-    ls = ti.static(d.solver_efc_i.strides[1])
-    fb = base(d.efc, b, 0)
-    ib = base(d.efc_i, b, 0)
-    lb = base(d.solver_efc_i, b, SEI_LIST)
+    fa, ia, la, fs, js, ls = ti.static(*row_arrays(d))
+    fb, ib, lb = row_bases(d, b)
     c = 0
     while c < nrow:
         r = la[lb + c * ls]
@@ -182,15 +175,8 @@ def _cone_change(q0, q1, q2, u0, v0, uu, uv, vv, dm, alpha, mu):
 def evaluate(d: ti.template(), b, nrow, alpha, g1, g2, variant: ti.template()):
     """The cost change from alpha = 0 to alpha along the prepared direction and its first two derivatives:
     (alpha, cost, slope, curvature); a curvature that is not positive is replaced by mjMINVAL."""
-    fa = ti.static(d.efc.arr)
-    ia = ti.static(d.efc_i.arr)
-    la = ti.static(d.solver_efc_i.arr)
-    fs = ti.static(d.efc.strides[1])
-    js = ti.static(d.efc_i.strides[1])
-    ls = ti.static(d.solver_efc_i.strides[1])
-    fb = base(d.efc, b, 0)
-    ib = base(d.efc_i, b, 0)
-    lb = base(d.solver_efc_i, b, SEI_LIST)
+    fa, ia, la, fs, js, ls = ti.static(*row_arrays(d))
+    fb, ib, lb = row_bases(d, b)
     cost = 0.0
     d0 = 0.0
     d1 = 0.0

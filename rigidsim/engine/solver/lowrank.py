@@ -29,10 +29,12 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     CNSTRSTATE_QUADRATIC, CONE_ELLIPTIC, DOF_MADR, DOF_MROWNNZ, EFC_AREF, EFC_D, EFC_FORCE, EFC_JAREF, EFC_STATE,
-    M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_LIST, SEI_OLDSTATE, SV_MA,
+    M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_OLDSTATE, SV_MA,
     SV_MGRAD, SV_MV, SV_QACC,
 )
-from rigidsim.engine.solver.linalg import base, dof, list_base, row, row_span, span_at, span_dof, two
+from rigidsim.engine.solver.linalg import (
+    base, dof, dof_arrays, list_base, row, row_arrays, row_bases, row_span, span_at, span_dof, two,
+)
 
 
 @ti.func
@@ -162,19 +164,9 @@ def lowrank_factor(d: ti.template(), b, nrow, full):
 @ti.func
 def lowrank_solve(d: ti.template(), b, nvi, nrow):
     """solver_v[:, SV_MGRAD] = H^-1 grad = dq - V u (the module's docstring), u kept for `lowrank_mv`."""
-    fa = ti.static(d.efc.arr)
-    ia = ti.static(d.efc_i.arr)
-    la = ti.static(d.solver_efc_i.arr)
-    va = ti.static(d.solver_v.arr)
-    da = ti.static(d.dof.arr)
-    fs = ti.static(d.efc.strides[1])
-    xs = ti.static(d.efc_i.strides[1])
-    ls = ti.static(d.solver_efc_i.strides[1])
-    vs = ti.static(d.solver_v.strides[1])
-    ds = ti.static(d.dof.strides[1])
-    fb = base(d.efc, b, 0)
-    ib = base(d.efc_i, b, 0)
-    eb = base(d.solver_efc_i, b, SEI_LIST)
+    fa, ia, la, fs, xs, ls = ti.static(*row_arrays(d))
+    va, vs, da, ds = ti.static(*dof_arrays(d))
+    fb, ib, eb = row_bases(d, b)
     vb = base(d.solver_v, b, 0)
     db = base(d.dof, b, 0)
     vi = ti.static(d.solver_vi.arr)
@@ -228,19 +220,9 @@ def lowrank_solve(d: ti.template(), b, nvi, nrow):
 def lowrank_mv(d: ti.template(), b, nvi, nrow):
     """solver_v[:, SV_MV] = M times the search direction -(dq - V u) = J' u - (Ma - qfrc_smooth), with the u
     of the `lowrank_solve` that gave the direction."""
-    fa = ti.static(d.efc.arr)
-    ia = ti.static(d.efc_i.arr)
-    la = ti.static(d.solver_efc_i.arr)
-    va = ti.static(d.solver_v.arr)
-    da = ti.static(d.dof.arr)
-    fs = ti.static(d.efc.strides[1])
-    xs = ti.static(d.efc_i.strides[1])
-    ls = ti.static(d.solver_efc_i.strides[1])
-    vs = ti.static(d.solver_v.strides[1])
-    ds = ti.static(d.dof.strides[1])
-    fb = base(d.efc, b, 0)
-    ib = base(d.efc_i, b, 0)
-    eb = base(d.solver_efc_i, b, SEI_LIST)
+    fa, ia, la, fs, xs, ls = ti.static(*row_arrays(d))
+    va, vs, da, ds = ti.static(*dof_arrays(d))
+    fb, ib, eb = row_bases(d, b)
     vb = base(d.solver_v, b, 0)
     db = base(d.dof, b, 0)
     vi = ti.static(d.solver_vi.arr)

@@ -21,7 +21,7 @@ from rigidsim.engine.layout import (
 )
 from rigidsim.engine.solver.cg import hz_direction
 from rigidsim.engine.solver.linalg import (
-    GROUP, base, chol_solve, dof, dots, group_dot, list_base, mul_m, row, row_group, solve_ld,
+    GROUP, base, chol_solve, dof, dof_arrays, dots, group_dot, list_base, mul_m, row, row_group, solve_ld,
 )
 from rigidsim.engine.solver.linesearch import search
 from rigidsim.engine.solver.lowrank import fits, lowrank_factor, lowrank_mv, lowrank_setup, lowrank_solve
@@ -59,10 +59,7 @@ def primal(m: ti.template(), d: ti.template(), b, nvi, nrow, per_island, newton,
     EFC_JV holds it and solver_v's SV_MA holds M qacc (its pass at qacc_warmstart). The same products of the
     same numbers: the start is computed once, not twice."""
     # per-dof vectors at flat offsets (`linalg.base`): the env strides loaded once, not at every access
-    va = ti.static(d.solver_v.arr)
-    vs = ti.static(d.solver_v.strides[1])
-    da = ti.static(d.dof.arr)
-    ds = ti.static(d.dof.strides[1])
+    va, vs, da, ds = ti.static(*dof_arrays(d))
     vb = base(d.solver_v, b, 0)
     db = base(d.dof, b, 0)
     lb = list_base(d, b)

@@ -24,9 +24,8 @@ from rigidsim.engine.layout import (
     CNSTR_CONTACT_ELLIPTIC, CNSTR_EQUALITY, CNSTR_FRICTION_DOF, CNSTR_FRICTION_TENDON, CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG, CNSTRSTATE_LINEARPOS, CNSTRSTATE_QUADRATIC, CNSTRSTATE_SATISFIED, EFC_D, EFC_DIM,
     EFC_FORCE, EFC_FRICTION, EFC_FRICTIONLOSS, EFC_JAREF, EFC_MU, EFC_R, EFC_STATE, EFC_TYPE, QFRC_CONSTRAINT,
-    SEI_LIST,
 )
-from rigidsim.engine.solver.linalg import base, mul_jt, vec_dot
+from rigidsim.engine.solver.linalg import mul_jt, row_arrays, row_bases, vec_dot
 from rigidsim.engine.solver.variant import ELLIPTIC
 
 
@@ -49,17 +48,10 @@ def cone_coords(d: ti.template(), b, r, dim, jar_col: ti.template()):
 def constraint_update(d: ti.template(), b, nrow, variant: ti.template()):
     """States, forces (EFC_STATE, EFC_FORCE) and the constraint cost of the listed rows from their jar in
     EFC_JAREF; returns (cost, rows in the CONE state). Rows are read through flat offsets computed once per
-    call (`linalg.base`): a row's fields are at a constant distance from its offset, so no access reloads
+    call (`linalg.row_bases`): a row's fields are at a constant distance from its offset, so no access reloads
     the arrays' per-env strides."""
-    fa = ti.static(d.efc.arr)
-    ia = ti.static(d.efc_i.arr)
-    la = ti.static(d.solver_efc_i.arr)
-    fs = ti.static(d.efc.strides[1])
-    js = ti.static(d.efc_i.strides[1])
-    ls = ti.static(d.solver_efc_i.strides[1])
-    fb = base(d.efc, b, 0)
-    ib = base(d.efc_i, b, 0)
-    lb = base(d.solver_efc_i, b, SEI_LIST)
+    fa, ia, la, fs, js, ls = ti.static(*row_arrays(d))
+    fb, ib, lb = row_bases(d, b)
     cost = 0.0
     ncone = 0
     c = 0
