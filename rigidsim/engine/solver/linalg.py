@@ -439,13 +439,7 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     rank = n
     s0 = 0
     while s0 < n:
-        f = va[fb + s0 * vs]
-        s1 = s0 + 1
-        while s1 < n and s1 - s0 < SUPER and va[fb + s1 * vs] == f:
-            s1 += 1
-        hr = ti.Vector([0] * SUPER)  # the run's rows (past its end: its last row again, computed, not stored)
-        for q in ti.static(range(SUPER)):
-            hr[q] = hb + ti.min(s0 + q, s1 - 1) * hs
+        _lo, s1, f, hr = super_run(va, fb, s0, n, 1, hb, hs)  # the run's rows (past its end: computed, not stored)
         for j in range(f, s1):
             hj = hb + j * hs
             acc = ti.Vector([0.0] * SUPER)
@@ -480,16 +474,21 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
 
 
 @ti.func
-def super_run(va: ti.template(), fb, s0, n, step):
+def super_run(va: ti.template(), fb, s0, n, step, hb, hs):
     """The run of rows from s0 (forward, step 1) or back from it (step -1) with the same first nonzero
-    (solver_vi[:, SVI_FIRST] from fb), at most SUPER: returns its first row, one past its last, and that
-    first nonzero."""
+    (solver_vi[:, SVI_FIRST] from fb), at most SUPER (`chol_factor`'s supernodes): returns its first row, one
+    past its last, that first nonzero, and the flat offsets hb + row * hs of its SUPER rows (past its end:
+    its last row again, read but never written)."""
     f = va[fb + s0 * NSOLVI]
     e = s0 + step
     while e >= 0 and e < n and (e - s0) * step < SUPER and va[fb + e * NSOLVI] == f:
         e += step
     lo = ti.min(s0, e + 1)
-    return lo, ti.max(s0 + 1, e), f
+    hi = ti.max(s0 + 1, e)
+    hr = ti.Vector([0] * SUPER)
+    for q in ti.static(range(SUPER)):
+        hr[q] = hb + ti.min(lo + q, hi - 1) * hs
+    return lo, hi, f, hr
 
 
 @ti.func
@@ -517,10 +516,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
     s0 = 0
     while s0 < n:
-        lo, hi, f = super_run(vi, fb, s0, n, 1)
-        hr = ti.Vector([0] * SUPER)  # the run's rows (past its end: its last row again, not used)
-        for q in ti.static(range(SUPER)):
-            hr[q] = hb + ti.min(lo + q, hi - 1) * hs
+        lo, hi, f, hr = super_run(vi, fb, s0, n, 1, hb, hs)
         acc = ti.Vector([0.0] * SUPER)
         for k in range(f, lo):
             xk = va[xb + k * vs]
@@ -537,10 +533,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
         s0 = hi
     e = n - 1
     while e >= 0:
-        lo, hi, f = super_run(vi, fb, e, n, -1)
-        hr = ti.Vector([0] * SUPER)
-        for q in ti.static(range(SUPER)):
-            hr[q] = hb + ti.min(lo + q, hi - 1) * hs
+        lo, hi, f, hr = super_run(vi, fb, e, n, -1, hb, hs)
         x = ti.Vector([0.0] * SUPER)  # 0 past the run's end: its rows add nothing
         for qq in ti.static(range(SUPER)):
             q = ti.static(SUPER - 1 - qq)
