@@ -110,6 +110,26 @@ def _size(sizes: Mapping[str, int], n) -> int:
     return _rows(sizes[n]) if isinstance(n, str) else int(n)
 
 
+def subtree_end(dof_parentid) -> np.ndarray:
+    """Per dof, one past its last descendant (layout.DOF_SUBTREEEND): its descendants are the dofs after it up
+    to there, as MuJoCo numbers bodies, and so dofs, depth first. Checked (a dof's parent must be the dof
+    before it or an ancestor of that dof), since the solver's sums over a subtree rely on it."""
+    parent = np.asarray(dof_parentid, dtype=np.int64)
+    nv = len(parent)
+    for k in range(1, nv):
+        j = k - 1
+        while j > parent[k]:
+            j = parent[j]
+        if j != parent[k]:
+            raise RuntimeError(f"dof {k}'s parent {parent[k]} is not dof {k - 1} or an ancestor of it: the "
+                               "model's dofs are not numbered depth first")
+    end = np.arange(1, nv + 1)
+    for i in range(nv - 1, -1, -1):
+        if parent[i] >= 0:
+            end[parent[i]] = max(end[parent[i]], end[i])
+    return end
+
+
 def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] = None) -> Dict[str, np.ndarray]:
     """The packed model arrays, keyed by the kernels' argument names (`layout.MODEL_ARGS`). `pair_options`:
     the resolved options the collision pair table reads (`collision_pairs.PAIR_OPTIONS`, their defaults
@@ -177,6 +197,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
             adr += 1
             j = int(model.dof_parentid[j])
         dof_i[i, L.DOF_MROWNNZ] = adr - madr[i]
+    dof_i[:nv, L.DOF_SUBTREEEND] = subtree_end(model.dof_parentid)
 
     def frames(prefix, n):
         ff = np.zeros((_rows(n), L.NFRAME_F), f)

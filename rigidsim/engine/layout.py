@@ -39,7 +39,10 @@ DOF_ARMATURE, DOF_DAMPING, DOF_M0 = 0, 1, 2
 DOF_FRICTIONLOSS, DOF_SOLREF, DOF_SOLIMP, DOF_INVWEIGHT0 = 3, 4, 6, 11  # dry friction rows: dof_solref/solimp
 NDOF_F = 12
 DOF_BODYID, DOF_JNTID, DOF_PARENTID, DOF_MADR, DOF_SIMPLENUM, DOF_MROWNNZ = 0, 1, 2, 3, 4, 5
-NDOF_I = 6
+# DOF_SUBTREEEND: one past the dof's last descendant (dofs are numbered depth first, so its descendants are
+# the dofs after it up to there): a sum over them is a loop over a range, not a walk of the tree
+DOF_SUBTREEEND = 6
+NDOF_I = 7
 
 # ----------------------------------------------------------------------------- model: mass-matrix entries
 # qM's legacy sparse layout: row i starts at dof_Madr[i] with the diagonal, then i's ancestor dofs nearest

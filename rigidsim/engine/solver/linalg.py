@@ -19,8 +19,8 @@ nonzero: `chol_factor`, `chol_solve`), each dot product summed left to right in 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    DOF_MADR, DOF_MROWNNZ, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD, QLDIAGINV, OPT_SOLVER_M,
-    SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
+    DOF_MADR, DOF_MROWNNZ, DOF_SUBTREEEND, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD,
+    QLDIAGINV, OPT_SOLVER_M, SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -290,8 +290,11 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 @ti.func
 def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: ti.template(), cres):
     """res[:, cres] = M x[:, cx] on the island's n dofs, from qM's legacy sparse rows (the diagonal, then the
-    row's ancestors nearest first), adding each off-diagonal entry to both its row and its column as
-    mju_mulSymVecSparse does. An island holds whole kinematic trees, so every entry stays inside it."""
+    row's ancestors nearest first). Row i of M is its own stored row and, below the diagonal, its
+    descendants' entries in its column (the dofs after it up to DOF_SUBTREEEND, entry rownnz(c) -
+    rownnz(i) of row c): each sum is held in a register and stored once (an add into res per entry, as
+    mju_mulSymVecSparse does, would make the compiled code reload every array's address after each store).
+    An island holds whole kinematic trees, so every entry stays inside it."""
     vi = ti.static(d.solver_vi.arr)
     xa = ti.static(x.arr)
     ra = ti.static(res.arr)
@@ -306,16 +309,12 @@ def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: t
     for k in range(n):
         i = vi[lb + k * NSOLVI]
         adr = m.dof_i[i, DOF_MADR]
-        xi = xa[xb + i * xs]
-        # row i's own sum in a register (its ancestors j < i are other entries; its descendants, later in
-        # the list, add to it after the store): the same additions in the same order
-        ri = ma[mb + adr * ms] * xi
-        for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-            j = m.m_i[adr + p, M_COLIND]
-            val = ma[mb + (adr + p) * ms]
-            rj = rb + j * rs
-            ri = ri + val * xa[xb + j * xs]
-            ra[rj] = ra[rj] + val * xi
+        nnz = m.dof_i[i, DOF_MROWNNZ]
+        ri = ma[mb + adr * ms] * xa[xb + i * xs]
+        for p in range(1, nnz):
+            ri += ma[mb + (adr + p) * ms] * xa[xb + m.m_i[adr + p, M_COLIND] * xs]
+        for c in range(i + 1, m.dof_i[i, DOF_SUBTREEEND]):
+            ri += ma[mb + (m.dof_i[c, DOF_MADR] + m.dof_i[c, DOF_MROWNNZ] - nnz) * ms] * xa[xb + c * xs]
         ra[rb + i * rs] = ri
 
 
@@ -331,14 +330,13 @@ def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
     lb = list_base(d, b)
     xb = base(x, b, cx)
     mb = base(d.M, b, QLD)
-    for kk in range(n):
-        i = vi[lb + (n - 1 - kk) * NSOLVI]
-        xi = xa[xb + i * xs]
-        if xi != 0.0:
-            adr = m.dof_i[i, DOF_MADR]
-            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-                xj = xb + m.m_i[adr + p, M_COLIND] * xs
-                xa[xj] = xa[xj] - ma[mb + (adr + p) * ms] * xi
+    for kk in range(n):  # L'^-1: x_j less its descendants' L[c, j] x_c (final by then), one store per dof
+        j = vi[lb + (n - 1 - kk) * NSOLVI]
+        nj = m.dof_i[j, DOF_MROWNNZ]
+        xj = xa[xb + j * xs]
+        for c in range(j + 1, m.dof_i[j, DOF_SUBTREEEND]):
+            xj -= ma[mb + (m.dof_i[c, DOF_MADR] + m.dof_i[c, DOF_MROWNNZ] - nj) * ms] * xa[xb + c * xs]
+        xa[xb + j * xs] = xj
     for k in range(n):
         i = vi[lb + k * NSOLVI]
         xa[xb + i * xs] = xa[xb + i * xs] * d.dof[b, i, QLDIAGINV]

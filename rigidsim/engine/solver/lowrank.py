@@ -28,13 +28,16 @@ Cholesky factor of S (lower triangle), its column nrow the vector u, its column 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    CNSTRSTATE_QUADRATIC, CONE_ELLIPTIC, DOF_MADR, DOF_MROWNNZ, EFC_AREF, EFC_D, EFC_FORCE, EFC_JAREF, EFC_STATE,
-    M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV, SEI_OLDSTATE, SV_MA,
-    SV_MGRAD, SV_MV, SV_QACC,
+    CNSTRSTATE_QUADRATIC, CONE_ELLIPTIC, DOF_MADR, DOF_MROWNNZ, DOF_SUBTREEEND, EFC_AREF, EFC_D, EFC_FORCE,
+    EFC_JAREF, EFC_STATE, M_COLIND, MINVAL, NSOLVI, OPT_CONE, QACC_SMOOTH, QFRC_SMOOTH, QLD, QLDIAGINV,
+    SEI_OLDSTATE, SV_MA, SV_MGRAD, SV_MV, SV_QACC,
 )
 from rigidsim.engine.solver.linalg import (
     base, dof, dof_arrays, list_base, row, row_arrays, row_bases, row_span, span_at, span_dof, two,
 )
+
+# columns of V (rows of W) computed at once in `lowrank_setup`, each in a register
+CHUNK = 4
 
 
 @ti.func
@@ -46,7 +49,12 @@ def fits(m: ti.template(), nvi, nrow):
 @ti.func
 def lowrank_setup(m: ti.template(), d: ti.template(), b, nvi, nrow):
     """V = M^-1 J' into solver_H's first nrow columns (all right-hand sides at once through the L'DL factor
-    of qM, rows of V contiguous), then W = J V (lower triangle) and J qacc_smooth."""
+    of qM, rows of V contiguous), then W = J V (lower triangle) and J qacc_smooth. Every pass computes a
+    run of CHUNK columns of a row at once as sums in registers, stored once (a store inside the loop would
+    make the compiled code reload every array's address after it): L'^-1 from the last dof, each row less
+    its descendants' rows (a range of dofs, `DOF_SUBTREEEND`) times their factor entries in its column;
+    then 1/D and L^-1 from the first dof, each row less its ancestors' rows; W's entries as dots of J's rows
+    with V's columns."""
     vi = ti.static(d.solver_vi.arr)
     ha = ti.static(d.solver_H.arr)
     ja = ti.static(d.efc_J.arr)
@@ -69,47 +77,69 @@ def lowrank_setup(m: ti.template(), d: ti.template(), b, nvi, nrow):
             for k in range(first, end):
                 i = span_dof(vi, lb, k, sf, whole)
                 ha[hb + i * ns + c] = ja[js + i]
-    # M^-1 = L^-1 D^-1 L'^-1 on every column at once (linalg.solve_ld's passes, a row of V per dof)
+    # L'^-1: row j less sum over its descendants i of L[i, j] row i (the rows below are final by then); the
+    # run's columns past nrow are read (within the row: nrow + CHUNK - 1 < nvi) and not stored
     for kk in range(nvi):
-        i = vi[lb + (nvi - 1 - kk) * NSOLVI]
-        adr = m.dof_i[i, DOF_MADR]
-        hi = hb + i * ns
-        for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-            lij = ma[mb + (adr + p) * ms]
-            hj = hb + m.m_i[adr + p, M_COLIND] * ns
-            for c in range(nrow):
-                ha[hj + c] = ha[hj + c] - lij * ha[hi + c]
+        j = vi[lb + (nvi - 1 - kk) * NSOLVI]
+        hj = hb + j * ns
+        nj = m.dof_i[j, DOF_MROWNNZ]
+        c = 0
+        while c < nrow:
+            acc = ti.Vector.zero(float, CHUNK)
+            for i in range(j + 1, m.dof_i[j, DOF_SUBTREEEND]):
+                lij = ma[mb + (m.dof_i[i, DOF_MADR] + m.dof_i[i, DOF_MROWNNZ] - nj) * ms]  # j: i's ancestor
+                hi = hb + i * ns + c
+                for q in ti.static(range(CHUNK)):
+                    acc[q] = acc[q] + lij * ha[hi + q]
+            for q in ti.static(range(CHUNK)):
+                if c + q < nrow:
+                    ha[hj + c + q] = ha[hj + c + q] - acc[q]
+            c += CHUNK
+    # 1/D, then L^-1: row i = its row / D less sum over its ancestors j of L[i, j] row j (final already)
     for k in range(nvi):
         i = vi[lb + k * NSOLVI]
+        adr = m.dof_i[i, DOF_MADR]
         hi = hb + i * ns
         dinv = d.dof[b, i, QLDIAGINV]
-        for c in range(nrow):
-            ha[hi + c] = ha[hi + c] * dinv
-    for k in range(nvi):
-        i = vi[lb + k * NSOLVI]
-        adr = m.dof_i[i, DOF_MADR]
-        hi = hb + i * ns
-        for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
-            lij = ma[mb + (adr + p) * ms]
-            hj = hb + m.m_i[adr + p, M_COLIND] * ns
-            for c in range(nrow):
-                ha[hi + c] = ha[hi + c] - lij * ha[hj + c]
-    # W = J V, row c's entries c2 <= c accumulated along row c's nonzeros; J qacc_smooth beside it
+        c = 0
+        while c < nrow:
+            acc = ti.Vector.zero(float, CHUNK)
+            for q in ti.static(range(CHUNK)):
+                acc[q] = ha[hi + c + q] * dinv
+            for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+                lij = ma[mb + (adr + p) * ms]
+                hj = hb + m.m_i[adr + p, M_COLIND] * ns + c
+                for q in ti.static(range(CHUNK)):
+                    acc[q] = acc[q] - lij * ha[hj + q]
+            for q in ti.static(range(CHUNK)):
+                if c + q < nrow:
+                    ha[hi + c + q] = acc[q]
+            c += CHUNK
+    # W = J V, row c's entries c2 <= c as sums along row c's nonzeros; J qacc_smooth beside it
     for c in range(nrow):
         wc = hb + dof(d, b, c) * ns + nrow
-        for c2 in range(c + 1):
-            ha[wc + c2] = 0.0
-        jqs = 0.0
         p, o, sh, whole = row_span(d, b, row(d, b, c), nvi, True)
+        jqs = 0.0
         for s in range(two(nvi)):
             first, end, js, sf = span_at(p, o, sh, s)
             for k in range(first, end):
                 i = span_dof(vi, lb, k, sf, whole)
-                jci = ja[js + i]
-                jqs += jci * d.dof[b, i, QACC_SMOOTH]
-                hi = hb + i * ns
-                for c2 in range(c + 1):
-                    ha[wc + c2] = ha[wc + c2] + jci * ha[hi + c2]
+                jqs += ja[js + i] * d.dof[b, i, QACC_SMOOTH]
+        c2 = 0
+        while c2 <= c:
+            acc = ti.Vector.zero(float, CHUNK)
+            for s in range(two(nvi)):
+                first, end, js, sf = span_at(p, o, sh, s)
+                for k in range(first, end):
+                    i = span_dof(vi, lb, k, sf, whole)
+                    jci = ja[js + i]
+                    hi = hb + i * ns + c2
+                    for q in ti.static(range(CHUNK)):
+                        acc[q] = acc[q] + jci * ha[hi + q]
+            for q in ti.static(range(CHUNK)):
+                if c2 + q <= c:
+                    ha[wc + c2 + q] = acc[q]
+            c2 += CHUNK
         ca[cb + c * d.solver_Hcone.strides[1] + nrow + 1] = jqs
 
 
