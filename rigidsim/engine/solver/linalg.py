@@ -400,7 +400,8 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     start there. A pile of free bodies, whose Hessian couples each body with its few neighbours, needs a
     fraction of the dense work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by
     position, for the updates and solves that follow (`chol_update` keeps it a lower bound when an update
-    fills a row in); solver_vi[:, SVI_REACH] keeps, per column, the last row whose profile reaches it (a
+    fills a row in, and clears the entries it fills in); it comes in as `newton.make_hessian`'s structural
+    bound, the row cleared from there only, and the scan for the row's first nonzero starts there; solver_vi[:, SVI_REACH] keeps, per column, the last row whose profile reaches it (a
     bound on it), for `chol_update`'s column loops (islands of REACH_N dofs or more).
 
     Rows are factored by supernodes: a run of up to SUPER consecutive rows with the same first nonzero (a
@@ -425,7 +426,7 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
             va[rb + i * vs] = i
     for i in range(n):
         hi = hb + i * hs
-        f = 0
+        f = va[fb + i * vs]  # `newton.make_hessian`'s bound: the row is cleared from there, not before
         while f < i and ha[hi + f] == 0.0:
             f += 1
         va[fb + i * vs] = f
@@ -609,6 +610,8 @@ def chol_update(d: ti.template(), h: ti.template(), b, n, xcol, plus):
                 # x_i != 0 the update fills L[i, k] in, and the row's profile starts at k from now on
                 if vi[fi] <= k or va[xi] != 0.0:
                     if vi[fi] > k:
+                        for kk in range(k, vi[fi]):  # the filled-in entries: zeros (not cleared before)
+                            ha[hb + i * hs + kk] = 0.0
                         vi[fi] = k
                         if bounded:
                             vi[rb + k * NSOLVI] = ti.max(vi[rb + k * NSOLVI], i)

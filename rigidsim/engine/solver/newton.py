@@ -14,8 +14,8 @@ Hessian is rebuilt and factored again.
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
-    CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE, M_COLIND, MINVAL,
-    NSOLVI, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_HPOS,
+    CNSTRSTATE_CONE, CNSTRSTATE_QUADRATIC, CONE_ELLIPTIC, DOF_MADR, DOF_MROWNNZ, EFC_D, EFC_DIM, EFC_STATE,
+    M_COLIND, MINVAL, NSOLVI, OPT_CONE, OPT_SOLVER_M, SEI_OLDSTATE, SV_LTJ, SV_UPD, SVI_FIRST, SVI_HPOS, SVI_TREE,
 )
 from rigidsim.engine.solver.linalg import (
     GROUP, base, chol_factor, chol_update, dof, list_base, row, row_group, row_span, row_vector, small_chol, span_at,
@@ -44,9 +44,40 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     pb = base(d.solver_vi, b, SVI_HPOS)
     sb = base(d.efc_i, b, EFC_STATE)
     db = base(d.efc, b, EFC_D)
+    # the profile: row fi's first nonzero (by position) is at or after the first row of its dof's tree (M's
+    # entries) and of every tree a QUADRATIC row through the dof spans; only [first, fi] is cleared (with
+    # elliptic cones the whole triangle: solver_Hcone's updates lower the shared bound below it)
+    fb = base(d.solver_vi, b, SVI_FIRST)
+    tb = base(d.solver_vi, b, SVI_TREE)
+    for k in range(nvi):
+        di = vi[lb + k * NSOLVI]
+        vi[fb + vi[pb + di * NSOLVI] * NSOLVI] = vi[pb + vi[tb + di * NSOLVI] * NSOLVI]
+    c = 0
+    while c < nrow:
+        g, rows, _off = row_group(d, b, c, nrow)
+        quad = False
+        for q in ti.static(range(GROUP)):
+            if q < g:
+                if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
+                    quad = True
+        if quad:
+            p, _o, sh, whole = row_span(d, b, rows[0], nvi, True)
+            lo = 0  # the first factor row of the rows' trees (of a whole row: 0)
+            if not whole:
+                lo = vi[pb + (p[0] + sh[0]) * NSOLVI]
+                if p[3] > p[2]:
+                    lo = ti.min(lo, vi[pb + (p[2] + sh[1]) * NSOLVI])
+            for s in range(two(nvi)):
+                first, end, _js, sf = span_at(p, _o, sh, s)
+                for k in range(first, end):
+                    fi = vi[pb + span_dof(vi, lb, k, sf, whole) * NSOLVI]
+                    vi[fb + fi * NSOLVI] = ti.min(vi[fb + fi * NSOLVI], lo)
+        c += g
+    full = m.opt_i[OPT_CONE] == CONE_ELLIPTIC
     for i in range(nvi):
-        for k in range(i + 1):
-            ha[hb + i * ns + k] = 0.0
+        hi = hb + i * ns
+        for k in range(ti.select(full, 0, vi[fb + i * NSOLVI]), i + 1):
+            ha[hi + k] = 0.0
     c = 0
     while c < nrow:
         g, rows, off = row_group(d, b, c, nrow)  # rows sharing spans: each entry of H loaded and stored once
