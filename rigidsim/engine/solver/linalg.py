@@ -400,9 +400,10 @@ def chol_factor(d: ti.template(), h: ti.template(), b, n, mindiag):
     start there. A pile of free bodies, whose Hessian couples each body with its few neighbours, needs a
     fraction of the dense work. The first nonzero of each row is kept in solver_vi[:, SVI_FIRST] by
     position, for the updates and solves that follow (`chol_update` keeps it a lower bound when an update
-    fills a row in, and clears the entries it fills in); it comes in as `newton.make_hessian`'s structural
-    bound, the row cleared from there only, and the scan for the row's first nonzero starts there; solver_vi[:, SVI_REACH] keeps, per column, the last row whose profile reaches it (a
-    bound on it), for `chol_update`'s column loops (islands of REACH_N dofs or more).
+    fills a row in, and clears the entries it fills in). It comes in as `newton.make_hessian`'s bound from
+    structure, the row cleared from there only, and the scan for the row's first nonzero starts there.
+    solver_vi[:, SVI_REACH] keeps, per column, the last row whose profile reaches it (a bound on it), for
+    `chol_update`'s column loops (islands of REACH_N dofs or more).
 
     Rows are factored by supernodes: a run of up to SUPER consecutive rows with the same first nonzero (a
     free body's six dofs, or a chain's rows in a dense block) is computed column by column together, row by

@@ -32,7 +32,8 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     order: row by row, each nonzero J entry scaling the row's leading part; a run of rows with the same spans
     at once, adding in the rows' order, `linalg.row_group`). The pair of list positions k <= i is entry
     (max, min) of their rows in the factor's order (SVI_HPOS): a span's dofs, one tree's, are consecutive
-    there too, from the row of its first dof."""
+    there too, from the row of its first dof. Only the profile is written (SVI_FIRST: a bound on each row's
+    first nonzero from the rows' trees, `linalg.chol_factor`); entries left of it are not read."""
     vi = ti.static(d.solver_vi.arr)
     ha = ti.static(d.solver_H.arr)
     ja = ti.static(d.efc_J.arr)
@@ -54,21 +55,21 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
         vi[fb + vi[pb + di * NSOLVI] * NSOLVI] = vi[pb + vi[tb + di * NSOLVI] * NSOLVI]
     c = 0
     while c < nrow:
-        g, rows, _off = row_group(d, b, c, nrow)
+        g, rows, _ = row_group(d, b, c, nrow)
         quad = False
         for q in ti.static(range(GROUP)):
             if q < g:
                 if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
                     quad = True
         if quad:
-            p, _o, sh, whole = row_span(d, b, rows[0], nvi, True)
+            p, o, sh, whole = row_span(d, b, rows[0], nvi, True)
             lo = 0  # the first factor row of the rows' trees (of a whole row: 0)
             if not whole:
                 lo = vi[pb + (p[0] + sh[0]) * NSOLVI]
                 if p[3] > p[2]:
                     lo = ti.min(lo, vi[pb + (p[2] + sh[1]) * NSOLVI])
             for s in range(two(nvi)):
-                first, end, _js, sf = span_at(p, _o, sh, s)
+                first, end, _, sf = span_at(p, o, sh, s)
                 for k in range(first, end):
                     fi = vi[pb + span_dof(vi, lb, k, sf, whole) * NSOLVI]
                     vi[fb + fi * NSOLVI] = ti.min(vi[fb + fi * NSOLVI], lo)
