@@ -7,22 +7,34 @@ solver tests (naming the command that renders this file) instead of leaving it s
 
 from rigidsim.engine.lang import kernel, ti
 from rigidsim.engine.kernels import ND, _data, _model
-from rigidsim.engine.layout import QLD, QLDIAGINV, QM
+from rigidsim.engine.layout import EFCN_CONVERGED, EFCN_NITER, MINVAL, QLD, QLDIAGINV, QM, SV_LTJ, SV_UPD, SZ_NV
 from rigidsim.engine.smooth import factor_m
 from rigidsim.engine.solver import fwd_constraint, solve
+from rigidsim.engine.solver.linalg import chol_factor, chol_update
 
 
 @ti.func
 def _run(m: ti.template(), d: ti.template(), b, mode, variant: ti.template()):
     """The constraint stage compiled for `variant`: `fwd_constraint` (with noslip when the model asks), or
     with mode bit 0 `solve` alone; with mode bit 1, qM is factored into qLD first (else the caller wrote the
-    factor)."""
-    if (mode & 2) != 0:
-        factor_m(m, d, b, QM, QLD, QLDIAGINV, False)
-    if (mode & 1) == 0:
-        fwd_constraint(m, d, b, variant)
+    factor). Mode bit 2 instead tests the dense factor (tests/test_solver_linalg.py): `chol_factor` of
+    solver_H's first nv rows (SVI_FIRST holding the caller's bound on each row's first nonzero), then with
+    bit 3 `chol_update` by the vector in solver_v[:, SV_LTJ] (copied to SV_UPD, which the factor uses as
+    scratch; bit 4: a downdate); the ranks go to efc_n's EFCN_NITER and EFCN_CONVERGED."""
+    if (mode & 4) != 0:
+        n = m.opt_i[SZ_NV]
+        d.efc_n[b, EFCN_NITER] = chol_factor(d, d.solver_H, b, n, MINVAL)
+        if (mode & 8) != 0:
+            for i in range(n):
+                d.solver_v[b, i, SV_UPD] = d.solver_v[b, i, SV_LTJ]
+            d.efc_n[b, EFCN_CONVERGED] = chol_update(d, d.solver_H, b, n, SV_UPD, 1 if (mode & 16) == 0 else 0)
     else:
-        solve(m, d, b, variant)
+        if (mode & 2) != 0:
+            factor_m(m, d, b, QM, QLD, QLDIAGINV, False)
+        if (mode & 1) == 0:
+            fwd_constraint(m, d, b, variant)
+        else:
+            solve(m, d, b, variant)
 
 
 @kernel

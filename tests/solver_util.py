@@ -101,6 +101,26 @@ def _legacy_m(model, full: np.ndarray) -> np.ndarray:
     return out
 
 
+def arrays(model, B: int, fdtype, sizes: Dict[str, int]):
+    """The packed model (its opt_i holding the row sizes and the data's per-env strides) and B envs' data
+    arrays, for the test kernel."""
+    mp = D.put_model(model, fdtype)
+    opt_i = mp["opt_i"]
+    opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
+    opt_i[L.SZ_NEFCWIDE] = sizes["nefcwide"]
+    opt_i[L.SZ_EFCW] = sizes["efcw"]
+    for name, rows, cols, *_ in L.DATA_ARRAYS:
+        if rows is not None:
+            opt_i[L.STR[name]] = D._size(sizes, rows) * D._size(sizes, cols)
+    return mp, D.make_data(model, B, fdtype, sizes=sizes)
+
+
+def launch(mp, dd, mode: int, variant: int = SV.ALL) -> None:
+    """The test kernel on the packed model and data (tests/solver_kernel.py's modes)."""
+    _kernel()(*(np.ascontiguousarray(mp[k]).reshape(-1) for k in L.MODEL_ARGS),
+              *(dd[k].reshape(-1) for k in L.DATA_ARGS), mode, variant)
+
+
 def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model=None,
         variant: int = SV.ALL) -> Dict[str, np.ndarray]:
     """Our solver on each snapshot (one env each): the whole constraint stage (with noslip when the model
@@ -116,15 +136,7 @@ def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model
     sizes["nconmax"] = max(sizes["nconmax"], max(s["ncon"] for s in snaps))
     # every row stored whole (MuJoCo's dense rows): nv entries of room each
     sizes.update(nefcwide=sizes["nefcmax"], efcw=max(model.nv, 1), njsize=max(1, sizes["nefcmax"] * model.nv))
-    mp = D.put_model(model, fdtype)
-    opt_i = mp["opt_i"]
-    opt_i[L.SZ_NEFCMAX] = sizes["nefcmax"]
-    opt_i[L.SZ_NEFCWIDE] = sizes["nefcwide"]
-    opt_i[L.SZ_EFCW] = sizes["efcw"]
-    for name, rows, cols, *_ in L.DATA_ARRAYS:
-        if rows is not None:
-            opt_i[L.STR[name]] = D._size(sizes, rows) * D._size(sizes, cols)
-    dd = D.make_data(model, B, fdtype, sizes=sizes)
+    mp, dd = arrays(model, B, fdtype, sizes)
     nv = model.nv
     for b, s in enumerate(snaps):
         n = s["nefc"]
@@ -166,9 +178,7 @@ def run(mjm, snaps: List[dict], noslip: bool = True, factor: bool = False, model
                     e[r, L.EFC_FRICTION] = fr[k // 2]
                 elif t == L.CNSTR_CONTACT_ELLIPTIC and k >= 1:
                     e[r, L.EFC_FRICTION] = fr[k - 1]
-    kern = _kernel()
-    kern(*(np.ascontiguousarray(mp[k]).reshape(-1) for k in L.MODEL_ARGS),
-         *(dd[k].reshape(-1) for k in L.DATA_ARGS), mode, variant)
+    launch(mp, dd, mode, variant)
     return dd
 
 
