@@ -78,7 +78,8 @@ def lowrank_setup(m: ti.template(), d: ti.template(), b, nvi, nrow):
                 i = span_dof(vi, lb, k, sf, whole)
                 ha[hb + i * ns + c] = ja[js + i]
     # L'^-1: row j less sum over its descendants i of L[i, j] row i (the rows below are final by then); the
-    # run's columns past nrow are read (within the row: nrow + CHUNK - 1 < nvi) and not stored
+    # run's columns past nrow are read, not stored (the last, nrow + CHUNK - 2, is inside the row: the path
+    # takes 2 nrow + 2 <= nvi)
     for kk in range(nvi):
         j = vi[lb + (nvi - 1 - kk) * NSOLVI]
         hj = hb + j * ns
