@@ -115,6 +115,13 @@ def arrays(model, B: int, fdtype, sizes: Dict[str, int]):
     return mp, D.make_data(model, B, fdtype, sizes=sizes)
 
 
+def profile_factor(h: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The dense factor in h (n x n, `linalg.chol_factor`'s) as a matrix: each row from its first nonzero
+    (SVI_FIRST) to the diagonal; left of that the factor is zero by definition and solver_H is not cleared."""
+    cols = np.arange(len(h))
+    return np.where((cols[None, :] >= np.asarray(first)[:, None]) & (cols[None, :] <= cols[:, None]), h, 0.0)
+
+
 def launch(mp, dd, mode: int, variant: int = SV.ALL) -> None:
     """The test kernel on the packed model and data (tests/solver_kernel.py's modes)."""
     _kernel()(*(np.ascontiguousarray(mp[k]).reshape(-1) for k in L.MODEL_ARGS),

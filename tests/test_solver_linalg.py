@@ -60,9 +60,7 @@ def _factor(a, first, bound, x=None, downdate=False):
         mode |= 8 | (16 if downdate else 0)
     U.launch(mp, dd, mode)
     f = dd["solver_vi"][0, :n, L.SVI_FIRST].copy()
-    cols = np.arange(n)
-    lf = np.where((cols[None, :] >= f[:, None]) & (cols[None, :] <= cols[:, None]), dd["solver_H"][0, :n, :n], 0.0)
-    return lf, f, int(dd["efc_n"][0, L.EFCN_NITER]), int(dd["efc_n"][0, L.EFCN_CONVERGED])
+    return U.profile_factor(dd["solver_H"][0, :n, :n], f), f, int(dd["efc_n"][0, L.EFCN_NITER]), int(dd["efc_n"][0, L.EFCN_CONVERGED])
 
 
 @pytest.mark.parametrize("n", [12, 70])

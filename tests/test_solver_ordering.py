@@ -75,11 +75,7 @@ def test_pile_matches_mujoco_and_order_properties(cone, island):
         J = s["J"][rows][:, order]
         H = s["qM"][np.ix_(order, order)] + J.T @ (J * (s["efc_D"][rows] * quad)[:, None])
         if cone == "pyramidal":  # (elliptic: CONE rows add their cone Hessians to solver_Hcone, not here)
-            # the factor is its profile: entries left of a row's first nonzero (SVI_FIRST) are zeros, and
-            # not cleared in solver_H
-            cols = np.arange(n)
-            Lf = np.where((cols[None, :] >= vi[:n, L.SVI_FIRST][:, None]) & (cols[None, :] <= cols[:, None]),
-                          dd["solver_H"][b, :n, :n], 0.0)
+            Lf = U.profile_factor(dd["solver_H"][b, :n, :n], vi[:n, L.SVI_FIRST])
             assert np.abs(Lf @ Lf.T - H).max() <= 1e-12 * np.abs(H).max(), f"snapshot {b}"
         if n == nv:
             asc = s["qM"] + s["J"][rows].T @ (s["J"][rows] * (s["efc_D"][rows] * quad)[:, None])

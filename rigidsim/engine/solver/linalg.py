@@ -88,6 +88,15 @@ def dof_arrays(d):
 
 
 @ti.func
+def ancestor_entry(m: ti.template(), c, nj):
+    """Where qM's row of dof c holds its entry in the column of an ancestor j with nj = dof_Mrownnz[j]
+    entries (j and its own ancestors): the legacy row lists c, then its ancestors nearest first, so that
+    entry is rownnz(c) - nj from the row's start. Sums over a dof's descendants (the dofs after it up to
+    DOF_SUBTREEEND) read its column of qM or of its factor here."""
+    return m.dof_i[c, DOF_MADR] + m.dof_i[c, DOF_MROWNNZ] - nj
+
+
+@ti.func
 def list_base(d: ti.template(), b):
     """The flat offset of the island's dof list: dof k is ``d.solver_vi.arr[list_base + k * NSOLVI]``."""
     return b * d.solver_vi.strides[0] + SVI_LIST
@@ -291,8 +300,7 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: ti.template(), cres):
     """res[:, cres] = M x[:, cx] on the island's n dofs, from qM's legacy sparse rows (the diagonal, then the
     row's ancestors nearest first). Row i of M is its own stored row and, below the diagonal, its
-    descendants' entries in its column (the dofs after it up to DOF_SUBTREEEND, entry rownnz(c) -
-    rownnz(i) of row c): each sum is held in a register and stored once (an add into res per entry, as
+    descendants' entries in its column (`ancestor_entry`): each sum is held in a register and stored once (an add into res per entry, as
     mju_mulSymVecSparse does, would make the compiled code reload every array's address after each store).
     An island holds whole kinematic trees, so every entry stays inside it."""
     vi = ti.static(d.solver_vi.arr)
@@ -314,7 +322,7 @@ def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: t
         for p in range(1, nnz):
             ri += ma[mb + (adr + p) * ms] * xa[xb + m.m_i[adr + p, M_COLIND] * xs]
         for c in range(i + 1, m.dof_i[i, DOF_SUBTREEEND]):
-            ri += ma[mb + (m.dof_i[c, DOF_MADR] + m.dof_i[c, DOF_MROWNNZ] - nnz) * ms] * xa[xb + c * xs]
+            ri += ma[mb + ancestor_entry(m, c, nnz) * ms] * xa[xb + c * xs]
         ra[rb + i * rs] = ri
 
 
@@ -335,7 +343,7 @@ def solve_ld(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx):
         nj = m.dof_i[j, DOF_MROWNNZ]
         xj = xa[xb + j * xs]
         for c in range(j + 1, m.dof_i[j, DOF_SUBTREEEND]):
-            xj -= ma[mb + (m.dof_i[c, DOF_MADR] + m.dof_i[c, DOF_MROWNNZ] - nj) * ms] * xa[xb + c * xs]
+            xj -= ma[mb + ancestor_entry(m, c, nj) * ms] * xa[xb + c * xs]
         xa[xb + j * xs] = xj
     for k in range(n):
         i = vi[lb + k * NSOLVI]

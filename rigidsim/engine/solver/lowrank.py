@@ -33,7 +33,8 @@ from rigidsim.engine.layout import (
     SEI_OLDSTATE, SV_MA, SV_MGRAD, SV_MV, SV_QACC,
 )
 from rigidsim.engine.solver.linalg import (
-    base, dof, dof_arrays, list_base, row, row_arrays, row_bases, row_span, span_at, span_dof, two,
+    ancestor_entry, base, dof, dof_arrays, list_base, row, row_arrays, row_bases, row_span, span_at, span_dof,
+    two,
 )
 
 # columns of V (rows of W) computed at once in `lowrank_setup`, each in a register
@@ -88,7 +89,7 @@ def lowrank_setup(m: ti.template(), d: ti.template(), b, nvi, nrow):
         while c < nrow:
             acc = ti.Vector.zero(float, CHUNK)
             for i in range(j + 1, m.dof_i[j, DOF_SUBTREEEND]):
-                lij = ma[mb + (m.dof_i[i, DOF_MADR] + m.dof_i[i, DOF_MROWNNZ] - nj) * ms]  # j: i's ancestor
+                lij = ma[mb + ancestor_entry(m, i, nj) * ms]  # L[i, j]: j is i's ancestor
                 hi = hb + i * ns + c
                 for q in ti.static(range(CHUNK)):
                     acc[q] = acc[q] + lij * ha[hi + q]
