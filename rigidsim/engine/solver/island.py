@@ -81,8 +81,9 @@ def _body_tree(m: ti.template(), d: ti.template(), b, body):
 @ti.func
 def find_islands(m: ti.template(), d: ti.template(), b):
     """Group env b's kinematic trees into constraint islands. Writes per dof its tree (SVI_TREE) and island
-    (SVI_ISLAND, -1 for dofs no constraint touches) and per row its island (SEI_ISLAND); returns the number
-    of islands, 0 when islands are disabled (mjDSBL_ISLAND) or there are no rows (one solve of everything)."""
+    (SVI_ISLAND, -1 for dofs no constraint touches) and per row its island (SEI_ISLAND); returns (the number
+    of islands, 0 when islands are disabled (mjDSBL_ISLAND) or there are no rows (one solve of everything);
+    True when there is one island and it holds every dof and row: its lists are those of everything)."""
     nv = m.opt_i[SZ_NV]
     nefc = d.efc_n[b, EFCN_NEFC]
     for i in range(nv):
@@ -93,9 +94,8 @@ def find_islands(m: ti.template(), d: ti.template(), b):
         d.solver_vi[b, i, SVI_TREE] = tree
         d.solver_vi[b, i, SVI_PARENT] = -1
         d.solver_vi[b, i, SVI_ISLAND] = -1
-    for r in range(nefc):
-        d.solver_efc_i[b, r, SEI_ISLAND] = -1
     nisland = 0
+    whole = False
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_ISLAND) == 0 and nefc > 0:
         # join the trees of every constraint; SEI_ISLAND holds the row's first tree for now
         for r in range(nefc):
@@ -159,37 +159,41 @@ def find_islands(m: ti.template(), d: ti.template(), b):
                     d.solver_vi[b, t, SVI_PARENT] = root
                     isl = d.solver_vi[b, root, SVI_ISLAND]
                 d.solver_vi[b, t, SVI_ISLAND] = isl
-        for i in range(nv):
-            t = d.solver_vi[b, i, SVI_TREE]
-            if t != i:
-                d.solver_vi[b, i, SVI_ISLAND] = d.solver_vi[b, t, SVI_ISLAND]
-        for r in range(nefc):
-            t = d.solver_efc_i[b, r, SEI_ISLAND]
-            isl = -1
-            if t >= 0:
-                isl = d.solver_vi[b, t, SVI_ISLAND]
-            d.solver_efc_i[b, r, SEI_ISLAND] = isl
         # each island's dofs and rows as a list linked in ascending order, built once here so that `lists`
-        # walks island k's alone (a scan of every dof and row per island cost O(islands * (nv + nefc)))
+        # walks island k's alone (a scan of every dof and row per island cost O(islands * (nv + nefc))); a dof
+        # takes its tree's island and a row its first tree's, in the same backward pass that links them
         for k in range(nisland):
             d.solver_vi[b, k, SVI_HEAD] = -1
             d.solver_vi[b, k, SVI_RHEAD] = -1
-        _link(d, b, nv, d.solver_vi, SVI_ISLAND, SVI_NEXT, SVI_HEAD)
-        _link(d, b, nefc, d.solver_efc_i, SEI_ISLAND, SEI_NEXT, SVI_RHEAD)
-    return nisland
+        n0 = _link(d, b, nv, d.solver_vi, SVI_ISLAND, SVI_NEXT, SVI_HEAD, d.solver_vi, SVI_TREE)
+        n0 += _link(d, b, nefc, d.solver_efc_i, SEI_ISLAND, SEI_NEXT, SVI_RHEAD, d.solver_efc_i, SEI_ISLAND)
+        whole = nisland == 1 and n0 == nv + nefc
+    else:
+        for r in range(nefc):
+            d.solver_efc_i[b, r, SEI_ISLAND] = -1
+    return nisland, whole
 
 
 @ti.func
 def _link(d: ti.template(), b, n, items: ti.template(), isl_col: ti.template(), next_col: ti.template(),
-          head_col: ti.template()):
-    """Prepend items n-1 .. 0 (dofs or rows) to their island's list: the island's first item in column
-    head_col of row k of solver_vi, each item's next in its own next_col, so each list ascends."""
+          head_col: ti.template(), trees: ti.template(), tree_col: ti.template()):
+    """Items n-1 .. 0 (dofs or rows) each take the island of the tree in trees[b, j, tree_col] (-1: none) and
+    are prepended to their island's list: the island's first item in column head_col of row k of solver_vi,
+    each item's next in its own next_col, so each list ascends. Returns how many items are in island 0."""
+    n0 = 0
     for jj in range(n):
         j = n - 1 - jj
-        isl = items[b, j, isl_col]
+        t = trees[b, j, tree_col]
+        isl = -1
+        if t >= 0:
+            isl = d.solver_vi[b, t, SVI_ISLAND]
+        items[b, j, isl_col] = isl
         if isl >= 0:
             items[b, j, next_col] = d.solver_vi[b, isl, head_col]
             d.solver_vi[b, isl, head_col] = j
+            if isl == 0:
+                n0 += 1
+    return n0
 
 
 @ti.func

@@ -76,15 +76,18 @@ def solve(m: ti.template(), d: ti.template(), b, variant: ti.template()):
             d.efc_i[b, r, EFC_STATE] = CNSTRSTATE_SATISFIED
         converged = ok
     else:
-        nisland = find_islands(m, d, b)
+        nisland, whole = find_islands(m, d, b)
         newton = 1 if m.opt_i[OPT_SOLVER] == SOLVER_NEWTON else 0
         jar_in = 0  # the warmstart's J qacc - aref, when it ran (`primal`)
         # pass 0 warmstarts (every dof and row), pass k > 0 solves island k - 1 (or everything): one copy of
         # the lists' code
+        nvi = 0
+        nrow = 0
         for kk in range(ti.max(nisland, 1) + 1):
             k = kk - 1
             island = k if nisland > 0 else -1
-            nvi, nrow = lists(m, d, b, island)
+            if not (whole and k == 0):  # one island of every dof and row: its lists are the warmstart's
+                nvi, nrow = lists(m, d, b, island)
             if k < 0 and (m.opt_i[OPT_DISABLEFLAGS] & DSBL_WARMSTART) != 0:
                 for i in range(nv):
                     d.qacc[b, i] = d.dof[b, i, QACC_SMOOTH]
