@@ -47,6 +47,34 @@ def test_contacts(cone, condim, impratio):
     assert_newton(mjm, U.sample(mjm, 400, 9))
 
 
+def big_pile(side: int = 4, layers: int = 3) -> str:
+    """side x side x layers boxes of 0.2 m, 0.22 m apart, each layer shifted 0.03 m so that a box rests on up
+    to four below it: once they touch, one island of every box."""
+    bodies = []
+    for z in range(layers):
+        shift = 0.03 * (z % 2)
+        for i in range(side):
+            for j in range(side):
+                x, y = ((i - (side - 1) / 2) * 0.22 + shift, (j - (side - 1) / 2) * 0.22 + shift)
+                bodies.append(f'<body pos="{x:.4f} {y:.4f} {0.11 + 0.22 * z:.4f}"><freejoint/>'
+                              f'<geom type="box" size=".1 .1 .1"/></body>')
+    return ('<mujoco><option jacobian="dense"/><worldbody><geom type="plane" size="5 5 .1"/>'
+            + "".join(bodies) + "</worldbody></mujoco>")
+
+
+def test_island_past_local_sums():
+    """48 boxes (288 dofs) in one island: more dofs than J' force's local sums hold (`linalg.JT_LOCAL`), so
+    it adds into its result instead; and, that island holding every dof and row, the solve walks the lists of
+    the warmstart (`island.find_islands`' whole). Before they touch, islands of a few boxes each."""
+    from rigidsim.engine.solver.linalg import JT_LOCAL
+
+    mjm = mujoco.MjModel.from_xml_string(big_pile())
+    assert mjm.nv > JT_LOCAL
+    snaps = U.sample(mjm, 160, 20)
+    assert any(s["nisland"] == 1 for s in snaps) and any(s["nisland"] > 1 for s in snaps)
+    assert_newton(mjm, snaps)
+
+
 @pytest.mark.parametrize("scene", sorted(U.INLINE))
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_joints_equalities_tendons(scene, cone):
