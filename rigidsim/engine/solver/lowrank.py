@@ -21,7 +21,9 @@ bodies with many contacts, or the elliptic cone, keeps the dense factor.
 
 Storage (both matrices are free while this path runs): solver_H[b, i, c] (dof i, c < nrow) holds V, and
 solver_H[b, dof(c), nrow + c2] (c2 <= c) the lower triangle of W; solver_Hcone's rows c < nrow hold the
-Cholesky factor of S (lower triangle), its column nrow the vector u, its column nrow + 1 J qacc_smooth.
+Cholesky factor of S (lower triangle), its column nrow the vector u, its column nrow + 1 J qacc_smooth, its
+column nrow + 2 the reciprocal of the factor's diagonal entry (the substitutions multiply by it: a chain of
+multiplications, not of divisions).
 """
 
 
@@ -179,7 +181,8 @@ def lowrank_factor(d: ti.template(), b, nrow, full):
                     val = ha[wc + c2]
                 ca[sc + c2] = val
             ca[sc + c] = ha[wc + c] + 1.0 / d.efc[b, r, EFC_D] if qc else 1.0
-        # S = L L' in place, row by row (S is positive definite: diag(1/D) plus a Gram matrix)
+        # S = L L' in place, row by row (S is positive definite: diag(1/D) plus a Gram matrix); 1 / L[c, c] in
+        # column nrow + 2
         for c in range(nrow):
             sc = cb + c * cs
             for c2 in range(c + 1):
@@ -188,9 +191,11 @@ def lowrank_factor(d: ti.template(), b, nrow, full):
                 for k in range(c2):
                     t -= ca[sc + k] * ca[sc2 + k]
                 if c2 < c:
-                    ca[sc + c2] = t / ca[sc2 + c2]
+                    ca[sc + c2] = t * ca[sc2 + nrow + 2]
                 else:
-                    ca[sc + c] = ti.sqrt(ti.max(t, MINVAL))
+                    lcc = ti.sqrt(ti.max(t, MINVAL))
+                    ca[sc + c] = lcc
+                    ca[sc + nrow + 2] = 1.0 / lcc
 
 
 @ti.func
@@ -229,11 +234,11 @@ def lowrank_solve(d: ti.template(), b, nvi, nrow):
         s = ca[ub + c * cs]
         for c2 in range(c):
             s -= ca[sc + c2] * ca[ub + c2 * cs]
-        ca[ub + c * cs] = s / ca[sc + c]
+        ca[ub + c * cs] = s * ca[sc + nrow + 2]
     for cc in range(nrow):
         c = nrow - 1 - cc
         sc = cb + c * cs
-        t = ca[ub + c * cs] / ca[sc + c]
+        t = ca[ub + c * cs] * ca[sc + nrow + 2]
         ca[ub + c * cs] = t
         for c2 in range(c):  # row c of L is column c of L': subtract from the entries above
             ca[ub + c2 * cs] = ca[ub + c2 * cs] - ca[sc + c2] * t
