@@ -20,7 +20,7 @@ from rigidsim.engine.lang import ti
 
 from rigidsim.engine.layout import (
     DOF_MADR, DOF_MROWNNZ, DOF_SUBTREEEND, EFC_FORCE, EFC_JADR, EFC_SPAN, M_COLIND, MINVAL, NSOLVI, QLD,
-    QLDIAGINV, OPT_SOLVER_M, SEI_LIST, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
+    QLDIAGINV, OPT_SOLVER_M, SEI_LIST, SV_LTJ, SV_UPD, SVI_FIRST, SVI_HLIST, SVI_LIST, SVI_POS, SVI_REACH, SZ_NV,
 )
 
 # rows visited at once by the loops over runs of rows with the same spans (`row_group`): a pyramidal contact of
@@ -525,7 +525,9 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     SVI_FIRST]) and go by runs of up to SUPER rows with the same first nonzero (`chol_factor`'s supernodes):
     forward, the run's dot products left of its diagonal block in one pass (each solved entry loaded once,
     one register per row), then the block; backward, the block, then each entry left of it less the run's
-    rows' products at once (loaded and stored once for the run)."""
+    rows' products at once (loaded and stored once for the run). Both multiply by 1 / L[k, k], computed first
+    into solver_v[:, SV_LTJ] by row (the cone Hessian's scratch, free by now): n divisions that do not wait
+    for each other, where dividing in the substitutions would put one in each step of their chain."""
     vi = ti.static(d.solver_vi.arr)
     va = ti.static(d.solver_v.arr)
     vs = ti.static(d.solver_v.strides[1])
@@ -536,8 +538,10 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
     fb = base(d.solver_vi, b, SVI_FIRST)
     xb = base(d.solver_v, b, SV_UPD)
     sb = base(d.solver_v, b, src)
+    ib = base(d.solver_v, b, SV_LTJ)
     for k in range(n):
         va[xb + k * vs] = va[sb + vi[lb + k * NSOLVI] * vs]
+        va[ib + k * vs] = 1.0 / ha[hb + k * hs + k]
     s0 = 0
     while s0 < n:
         lo, hi, f, hr = super_run(vi, fb, s0, n, 1, hb, hs)
@@ -552,7 +556,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
                 t = acc[q]
                 for p in ti.static(range(q)):
                     t = t + ha[hr[q] + lo + p] * x[p]
-                x[q] = (va[xb + (lo + q) * vs] - t) / ha[hr[q] + lo + q]
+                x[q] = (va[xb + (lo + q) * vs] - t) * va[ib + (lo + q) * vs]
                 va[xb + (lo + q) * vs] = x[q]
         s0 = hi
     e = n - 1
@@ -566,7 +570,7 @@ def chol_solve(d: ti.template(), h: ti.template(), b, n, src, dst):
                 for p in ti.static(range(q + 1, SUPER)):
                     if lo + p < hi:
                         t = t - ha[hr[p] + lo + q] * x[p]
-                x[q] = t / ha[hr[q] + lo + q]
+                x[q] = t * va[ib + (lo + q) * vs]
                 va[xb + (lo + q) * vs] = x[q]
         for k in range(f, lo):
             t = 0.0
