@@ -302,8 +302,9 @@ def group_dot(d: ti.template(), b, r, off, n, y: ti.template(), cy):
 def mul_m(m: ti.template(), d: ti.template(), b, n, x: ti.template(), cx, res: ti.template(), cres):
     """res[:, cres] = M x[:, cx] on the island's n dofs, from qM's legacy sparse rows (the diagonal, then the
     row's ancestors nearest first). Row i of M is its own stored row and, below the diagonal, its
-    descendants' entries in its column (`ancestor_entry`): each sum is held in a register and stored once (an add into res per entry, as
-    mju_mulSymVecSparse does, would make the compiled code reload every array's address after each store).
+    descendants' entries in its column (`ancestor_entry`): each sum is held in a register and stored once
+    (an add into res per entry, as mju_mulSymVecSparse does, would make the compiled code reload every
+    array's address after each store).
     An island holds whole kinematic trees, so every entry stays inside it."""
     vi = ti.static(d.solver_vi.arr)
     xa = ti.static(x.arr)

@@ -27,6 +27,18 @@ from rigidsim.engine.solver.variant import ELLIPTIC
 
 
 @ti.func
+def quadratic_d(d: ti.template(), sb, db, rows, g):
+    """D of each of a run's g rows (`linalg.row_group`) in the QUADRATIC state, 0 for the others and past the
+    run; sb and db: env b's flat offsets of efc_i's EFC_STATE and efc's EFC_D."""
+    dr = ti.Vector([0.0] * GROUP)
+    for q in ti.static(range(GROUP)):
+        if q < g:
+            if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
+                dr[q] = d.efc.arr[db + rows[q] * ti.static(d.efc.strides[1])]
+    return dr
+
+
+@ti.func
 def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     """solver_H's lower triangle = M + J' diag(D of the QUADRATIC rows) J on the island (mju_sqrMatTD's
     order: row by row, each nonzero J entry scaling the row's leading part; a run of rows with the same spans
@@ -56,12 +68,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     c = 0
     while c < nrow:
         g, rows, _ = row_group(d, b, c, nrow)
-        quad = False
-        for q in ti.static(range(GROUP)):
-            if q < g:
-                if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
-                    quad = True
-        if quad:
+        if (quadratic_d(d, sb, db, rows, g) != 0.0).any():
             p, o, sh, whole = row_span(d, b, rows[0], nvi, True)
             lo = 0  # the first factor row of the rows' trees (of a whole row: 0)
             if not whole:
@@ -82,11 +89,7 @@ def make_hessian(m: ti.template(), d: ti.template(), b, nvi, nrow):
     c = 0
     while c < nrow:
         g, rows, off = row_group(d, b, c, nrow)  # rows sharing spans: each entry of H loaded and stored once
-        dr = ti.Vector([0.0] * GROUP)
-        for q in ti.static(range(GROUP)):
-            if q < g:
-                if d.efc_i.arr[sb + rows[q] * ti.static(d.efc_i.strides[1])] == CNSTRSTATE_QUADRATIC:
-                    dr[q] = d.efc.arr[db + rows[q] * ti.static(d.efc.strides[1])]
+        dr = quadratic_d(d, sb, db, rows, g)
         if (dr != 0.0).any():
             p, o, sh, whole = row_span(d, b, rows[0], nvi, True)  # the rows' nonzeros lie in their spans
             # the factor's row of each span's first dof (of a whole row: unused, each dof's own is read)
