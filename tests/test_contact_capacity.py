@@ -14,6 +14,7 @@ from rigidsim import options as opts
 from rigidsim.engine import simulator as S
 from rigidsim.engine.simulator import Simulator
 from rigidsim.loaders import load_scene
+from tests.test_engine_helpers import force_env_slices
 
 BOXES = "\n".join(
     f'<body pos="{0.5 * (i % 3)} {0.5 * (i // 3)} {0.12 + 0.05 * i}"><freejoint/>'
@@ -104,13 +105,17 @@ def test_rk4_takes_the_full_capacity(tmp_path):
     assert not sim._grow and sim.nconmax == sim._sizes["nconall"]
 
 
-def test_capacity_and_pool_growing_in_one_launch(path, full, monkeypatch):
+@pytest.mark.parametrize("sliced", [False, True], ids=["whole batch", "env slices"])
+def test_capacity_and_pool_growing_in_one_launch(path, full, monkeypatch, sliced):
     """Envs paused for room in the contact pool while others pause for contact capacity: the capacity's new
-    buffers drop the former's forward pass, so they do it again (they recorded zero rows before the fix)."""
+    buffers drop the former's forward pass, so they do it again (they recorded zero rows before the fix).
+    Sliced: two slices of the env loop, the capacity growing in one while the other's envs wait."""
     monkeypatch.setattr(S, "CONTACTS_START", 1)
     monkeypatch.setattr(S, "CONTACT_BUDGET_BYTES", 2 * 12 * 8)  # a pool of 2 rows to start with
     n, ref = full
     sim = _sim(path)
+    if sliced:
+        force_env_slices(monkeypatch, sim, slices=2)
     frames, rows = _record(sim)
     ref.reset(qpos=_sim(path).get("qpos"))  # the initial state (`full` is shared with the other tests)
     ref_frames, ref_rows = _record(ref)

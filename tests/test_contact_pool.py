@@ -14,6 +14,7 @@ from rigidsim import options as opts
 from rigidsim.engine import simulator as S
 from rigidsim.engine.simulator import Simulator
 from rigidsim.loaders import load_scene
+from tests.test_engine_helpers import force_env_slices
 
 SCENE = """
 <mujoco>
@@ -77,23 +78,31 @@ def roomy(path):
     return _record(sim)
 
 
-@pytest.mark.parametrize("integrator", ["Euler", "RK4"])
-def test_paused_envs_record_what_a_roomy_pool_records(integrator, path, path_rk4, roomy, monkeypatch):
+@pytest.mark.parametrize("integrator, sliced", [("Euler", False), ("RK4", False), ("Euler", True)],
+                         ids=["Euler", "RK4", "Euler, env slices"])
+def test_paused_envs_record_what_a_roomy_pool_records(integrator, sliced, path, path_rk4, roomy, monkeypatch):
+    """Sliced: each window launched one env at a time (`force_env_slices`), the slices' rows following each
+    other in the pool, and a paused env resumed within its own slice."""
     if integrator == "RK4":
         path = path_rk4
         roomy = _record(_sim(path)[1])
     model, sim = _sim(path)
     monkeypatch.setattr(S, "CONTACT_BUDGET_BYTES", 2 * 12 * 8)  # a pool of 2 rows to start with
-    resumes = []
-    launch = sim._launch
+    if sliced:
+        launches = force_env_slices(monkeypatch, sim, slices=B)
+    else:
+        launches = []
+        launch = sim._launch
 
-    def counted(*a, **k):
-        resumes.append(bool(k.get("resume")))
-        return launch(*a, **k)
+        def counted(*a, **k):
+            launches.append((bool(k.get("resume")), None))
+            return launch(*a, **k)
 
-    monkeypatch.setattr(sim, "_launch", counted)
+        monkeypatch.setattr(sim, "_launch", counted)
     frames, rows = _record(sim)
-    assert sum(resumes) >= 3  # envs did pause and resume
+    assert sum(r for r, _ in launches) >= 3  # envs did pause and resume
+    if sliced:
+        assert {e for _, e in launches} == {(0, 1), (1, 2), (2, 3)}
     ref_frames, ref_rows = roomy
     assert rows["count"].sum() > 3 * STEPS  # the envs are in contact most of the run
     for k in ref_rows:

@@ -212,3 +212,18 @@ def assert_close(ours, ref, name, rtol=1e-9, atol_scale=1e-10):
 
 def shared_path(rel: str) -> Path:
     return MODELS / rel
+
+
+def force_env_slices(monkeypatch, sim, slices: int = 3) -> list:
+    """Make every rollout window of `sim` launch in `slices` slices of its env loop (at most one env each),
+    whatever its step time; returns the list into which each launch's (resume, envs) is appended."""
+    launches = []
+    launch = sim._launch
+
+    def counted(*a, **k):
+        launches.append((bool(k.get("resume")), k.get("envs")))
+        return launch(*a, **k)
+
+    monkeypatch.setattr(sim, "_slices", lambda n: min(slices, sim.n_envs))
+    monkeypatch.setattr(sim, "_launch", counted)
+    return launches

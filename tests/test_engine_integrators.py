@@ -22,7 +22,9 @@ import pytest
 from rigidsim.errors import SimulationError
 from tests.cli_util import MODELS, shared_model
 from tests.mjref import mujoco, mujoco_rollout
-from tests.test_engine_helpers import FEATURES_XML, TENDON_XML, TRANSMISSION_XML, our_model, without_constraints
+from tests.test_engine_helpers import (
+    FEATURES_XML, TENDON_XML, TRANSMISSION_XML, force_env_slices, our_model, without_constraints,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EULER, RK4, IMPLICITFAST = 0, 1, 3
@@ -264,6 +266,58 @@ def test_rollout_blocks_match_frames_when_every_does_not_divide(monkeypatch):
             for k in a:
                 assert np.array_equal(a[k], b[k]), (budget, k)
     assert np.array_equal(whole[-1]["qpos"], sim.get("qpos"))
+
+
+def test_rollout_in_env_slices_is_the_rollout_of_the_whole_batch(monkeypatch):
+    """A window launched as slices of the env loop (3 slices of 5 envs: 1, 2 and 2 iterations, envs spread by
+    `lang.env_of`) steps each env as the whole batch does, bit for bit, frame by frame and into the final
+    state; the slices of each window cover every env once."""
+    from rigidsim.engine.simulator import Simulator
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    B, n = 5, 40
+    rng = np.random.default_rng(11)
+    qvel0 = 0.3 * rng.normal(size=(B, mjm.nv))
+    ctrl = np.stack([_controls(mjm, n, seed=b) for b in range(B)], axis=1)
+    whole_sim, whole = _ours(mjm, ctrl, n_envs=B, qvel0=qvel0, every=3)
+    sim = Simulator(our_model(mjm), B)
+    sim.reset(qvel=qvel0)
+    launches = force_env_slices(monkeypatch, sim)
+    sliced = list(sim.rollout(n, every=3, ctrl=ctrl))
+    windows = [launches[k:k + 3] for k in range(0, len(launches), 3)]
+    assert len(windows) >= 2 and all(not r for w in windows for r, _ in w)
+    for w in windows:
+        assert [e for _, e in w] == [(0, 1), (1, 3), (3, 5)]
+    assert len(sliced) == len(whole) == n // 3 + 2
+    for a, b in zip(whole, sliced):
+        for k in a:
+            assert np.array_equal(a[k], b[k]), k
+    assert np.array_equal(whole_sim.get("qpos"), sim.get("qpos"))
+    assert np.array_equal(whole_sim.get("qvel"), sim.get("qvel"))
+
+
+def test_env_slices_keep_launches_near_launch_seconds(monkeypatch):
+    """`_slices`: one launch per LAUNCH_SECONDS of a window's timed steps, at most as many as give each
+    thread SLICE_ENVS_PER_THREAD envs; one while no step is timed, or on a device (no CPU env loop)."""
+    from rigidsim.engine import lang
+    from rigidsim.engine import simulator as S
+
+    mjm = without_constraints(mujoco.MjModel.from_xml_string(FEATURES_XML))
+    sim = S.Simulator(our_model(mjm), 1024)
+    monkeypatch.setattr(lang, "ENV_LOOP_THREADS", 2)
+    sim._step_seconds = None
+    assert sim._slices(16) == 1
+    sim._step_seconds = 0.05  # 16 steps: 0.8 s, four launches of LAUNCH_SECONDS = 0.2 s
+    assert sim._slices(16) == int(16 * 0.05 / S.LAUNCH_SECONDS) == 4
+    sim._step_seconds = 1.0  # as many as 1024 envs give 2 threads 64 envs each in every slice
+    assert sim._slices(16) == 1024 // (S.SLICE_ENVS_PER_THREAD * 2) == 8
+    monkeypatch.setattr(lang, "ENV_LOOP_THREADS", 16)
+    assert sim._slices(16) == 1
+    monkeypatch.setattr(lang, "ENV_LOOP_THREADS", 0)
+    assert sim._slices(16) == 1
+    sim._step_seconds = 0.001
+    monkeypatch.setattr(lang, "ENV_LOOP_THREADS", 2)
+    assert sim._slices(16) == 1  # 16 ms: one launch
 
 
 def test_nonfinite_env_stops_and_is_reported():

@@ -23,9 +23,9 @@ from rigidsim.engine.lang import env_loop, env_of, kernel
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, INT_RK4, LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL,
-    LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA,
-    SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, INT_RK4, LAUNCH_CONTACTS, LAUNCH_ENV0, LAUNCH_ENV1,
+    LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0,
+    LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -281,7 +281,7 @@ def rollout_kernel(
     frames: ND, crec: ND, status: ND,
 ):
     env_loop()
-    for i in range(time.shape[0]):
+    for i in range(launch[LAUNCH_ENV0], launch[LAUNCH_ENV1]):
         b = env_of(i, time.shape[0])
         _rollout_env(
             # >>> generated: groups

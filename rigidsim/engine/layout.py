@@ -324,10 +324,11 @@ MINVAL = 1e-15  # mjMINVAL
 # LAUNCH_RESUME: 1 for a launch that runs the paused envs (status 2, 3) alone; LAUNCH_GROW: 1 when the contact
 # capacity grows (an env that finds more contacts than it holds pauses instead of failing);
 # LAUNCH_POOL_N: the contact pool's rows handed out, counted up by the kernel (past the pool's size when an
-# env found no room)
+# env found no room); LAUNCH_ENV0, LAUNCH_ENV1: the launch's slice of the env loop, iterations [ENV0, ENV1) of
+# B (`lang.env_of` maps an iteration to its env): a launch may step some envs alone
 LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
-LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N, LAUNCH_GROW = 7, 8, 9, 10
-NLAUNCH = 11
+LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N, LAUNCH_GROW, LAUNCH_ENV0, LAUNCH_ENV1 = 7, 8, 9, 10, 11, 12
+NLAUNCH = 13
 # status[b, 0] of a rollout's env: 0 running, 1 failed (status[b, 1:4]: step, kind, detail), 2 paused for room
 # in the contact pool, 3 paused for contact capacity (LAUNCH_GROW: max_contacts is sized automatically;
 # status[b, 3]: the contacts it found), both at step status[b, 1]

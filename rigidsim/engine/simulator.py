@@ -27,6 +27,7 @@ from typing import Dict, Iterator, Optional, Tuple
 import numpy as np
 
 from rigidsim.engine import data as D
+from rigidsim.engine import lang
 from rigidsim.engine import layout as L
 from rigidsim.engine import runtime
 from rigidsim.errors import SimulationError
@@ -46,6 +47,14 @@ RESET_IN_PLACE_BYTES = 2 << 20
 # a control sequence of at most this many bytes is copied into an array kept from call to call (same reason)
 CTRL_KEPT_BYTES = 4 << 20
 LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
+# rollout: once a step's time is known, a launch window is at least STEPS_HOT steps, in slices of the batch
+# (`_slices`) when the whole batch would take longer than LAUNCH_SECONDS. An env does all of a launch's steps
+# one after another, and its arrays (hundreds of KB in a pile) stay in the core's cache from one step to the
+# next; a whole batch of 1024 piles is ~0.08 s a step on 2 cores, so launches of the whole batch were 1-2
+# steps long and every step began with its env's arrays out of cache
+STEPS_HOT = 16
+SLICE_ENVS_PER_THREAD = 64  # a slice gives each thread at least this many envs (the idle tail of a slice,
+#                             when threads run out of envs at different times, stays ~1% of it)
 
 
 class Simulator:
@@ -330,13 +339,15 @@ class Simulator:
             return self._ctrl_seq, 1
         return self._dev(ctrl), 1
 
-    def _launch(self, controls, s0, n, every, frame0, final, record, frames, resume=False):
+    def _launch(self, controls, s0, n, every, frame0, final, record, frames, resume=False, envs=None):
         """One rollout launch: n steps from step s0 of the call (`resume`: the envs paused for room in the
-        contact pool alone, from where they paused). The launch's numbers go in `_launch_i`, an array whose
-        identity never changes, so that every launch of a rollout (and of the next) reuses its cached argument
-        context instead of redoing the work for each of its ~90 arguments."""
+        contact pool alone, from where they paused), of iterations `envs` = (i0, i1) of the env loop (all
+        when None). The launch's numbers go in `_launch_i`, an array whose identity never changes, so that
+        every launch of a rollout (and of the next) reuses its cached argument context instead of redoing the
+        work for each of its ~90 arguments."""
         cs, use = controls
         li = self._launch_host
+        li[L.LAUNCH_ENV0], li[L.LAUNCH_ENV1] = (0, self.n_envs) if envs is None else envs
         li[L.LAUNCH_S0], li[L.LAUNCH_NSTEPS], li[L.LAUNCH_EVERY], li[L.LAUNCH_FRAME0] = s0, n, every, frame0
         li[L.LAUNCH_FINAL], li[L.LAUNCH_USE_CTRL], li[L.LAUNCH_RECORD] = int(final), use, int(record)
         li[L.LAUNCH_CONTACTS] = int(self._rec_contacts and record)
@@ -367,13 +378,24 @@ class Simulator:
         self._crec = self._dev(new)
         self._crec_host = new  # on a device, the host's copy: refreshed after each recording launch
 
-    def _launch_all(self, controls, s0, n, every, frame0, final, record, frames) -> None:
-        """A launch, and when some envs paused (no room for their contacts in the pool, or more contacts than
+    def _launch_all(self, controls, s0, n, every, frame0, final, record, frames, slices=1) -> None:
+        """The launches of a window of n steps: the env loop cut into `slices` launches, one after another,
+        each followed by the launches that resume its paused envs (`_resume_paused`), until every env has done
+        the window's steps. The contact pool's count starts at 0 once: the slices' rows follow each other."""
+        self._launch_host[L.LAUNCH_POOL_N] = 0
+        B = self.n_envs
+        for k in range(slices):
+            envs = None if slices == 1 else (B * k // slices, B * (k + 1) // slices)
+            self._launch(controls, s0, n, every, frame0, final, record, frames, envs=envs)
+            self._resume_paused(controls, s0, n, every, frame0, final, record, frames, envs)
+        if self.backend != "cpu" and self._rec_contacts and record:
+            self._crec_host = self._host(self._crec)
+
+    def _resume_paused(self, controls, s0, n, every, frame0, final, record, frames, envs) -> None:
+        """When some envs of a launch paused (no room for their contacts in the pool, or more contacts than
         the contact capacity holds while it grows), the launches that resume them after the pool or the
-        capacity grew, until every env has done the launch's steps."""
+        capacity grew, until each has done the launch's steps."""
         li = self._launch_host
-        li[L.LAUNCH_POOL_N] = 0
-        self._launch(controls, s0, n, every, frame0, final, record, frames)
         while self._rec_contacts or self._grow:
             st = self._host(self._status)
             pool, cap = st[:, 0] == L.ENV_PAUSED_POOL, st[:, 0] == L.ENV_PAUSED_CAPACITY
@@ -392,9 +414,17 @@ class Simulator:
                     st[pool, 0] = L.ENV_PAUSED_CAPACITY
                     if self.backend != "cpu":
                         self._status.from_numpy(st)
-            self._launch(controls, s0, n, every, frame0, final, record, frames, resume=True)
-        if self.backend != "cpu" and self._rec_contacts and record:
-            self._crec_host = self._host(self._crec)
+            self._launch(controls, s0, n, every, frame0, final, record, frames, resume=True, envs=envs)
+
+    def _slices(self, n: int) -> int:
+        """Launches to cut a window of n steps into: about one for each LAUNCH_SECONDS the window takes (from
+        the last timed step), with at least SLICE_ENVS_PER_THREAD envs for each thread in each; 1 on a
+        device, and while no step has been timed."""
+        T = lang.ENV_LOOP_THREADS
+        if not T or self._step_seconds is None:
+            return 1
+        by_time = int(n * self._step_seconds / LAUNCH_SECONDS)
+        return max(1, min(by_time, self.n_envs // (SLICE_ENVS_PER_THREAD * T)))
 
     def _grow_contacts(self, need: int) -> None:
         """Contact capacity for `need` contacts an env found (a quarter more, at least twice the old, at most
@@ -517,15 +547,18 @@ class Simulator:
             last = s0 + n >= nstep
             frame0 = s0 // every
             t_launch = time.perf_counter()
-            self._launch_all(c, s0, n, every, frame0, last, True, buf)
+            self._launch_all(c, s0, n, every, frame0, last, True, buf, self._slices(n))
             elapsed = time.perf_counter() - t_launch
-            if n >= 8:  # long enough for its launch overhead to be small
+            if n >= 8 or elapsed > LAUNCH_SECONDS / 8:  # long enough for its launch overhead to be small
                 self._step_seconds = elapsed / n
-            # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress
+            # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress (a long
+            # window is cut into slices of about LAUNCH_SECONDS)
             if elapsed < LAUNCH_SECONDS:
                 n_next = n * 8 if elapsed < LAUNCH_SECONDS / 8 else max(n + 1, int(n * LAUNCH_SECONDS / max(elapsed, 1e-9)))
             else:
                 n_next = max(1, int(n * LAUNCH_SECONDS / elapsed))
+            if self._step_seconds is not None:
+                n_next = max(n_next, STEPS_HOT)
             # frames recorded in this launch: steps in [s0, s0+n) that are multiples of every, and the final one
             first = -(-s0 // every)
             stop = (s0 + n - 1) // every if n > 0 else first - 1

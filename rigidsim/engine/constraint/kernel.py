@@ -10,6 +10,7 @@ from rigidsim.engine.constraint.record import record_constraint
 from rigidsim.engine.constraint.stage import constraint_stage
 from rigidsim.engine.forward import forward
 from rigidsim.engine.kernels import ND, _data, _model, _rollout_env
+from rigidsim.engine.layout import LAUNCH_ENV0, LAUNCH_ENV1
 
 
 @kernel
@@ -75,7 +76,7 @@ def constraint_rollout_kernel(
     """`kernels.rollout_kernel` with the constraint stage in every forward pass; each frame also records the
     constraint fields (`layout.frame_layout`), with the contacts when launch[LAUNCH_CONTACTS] is 1."""
     env_loop()
-    for i in range(time.shape[0]):
+    for i in range(launch[LAUNCH_ENV0], launch[LAUNCH_ENV1]):
         b = env_of(i, time.shape[0])
         _rollout_env(
             # >>> generated: groups
