@@ -31,3 +31,18 @@ def test_no_augmented_assignment_to_array_elements():
                     found.append(f"{path.name}:{node.lineno} in {fn.name}: {ast.unparse(node)}")
     assert n_funcs > 20  # the walk sees the engine's kernels and funcs
     assert not found, "atomic read-modify-writes in engine kernels:\n" + "\n".join(found)
+
+
+def test_kernels_name_no_fixed_float_type():
+    """Kernel code computes in the float the run chose (`float`: float64, or float32 with --precision 32).
+    A local typed ti.f64 made the float32 Panda's first compile print 35 'Assign may lose precision'
+    warnings (multicontact's and EPA's direction matrices), and computes in float64 where a device has
+    little of it."""
+    found = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for fn in _taichi_functions(tree):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Attribute) and node.attr in ("f64", "f32") and ast.unparse(node.value) == "ti":
+                    found.append(f"{path.relative_to(ENGINE)}:{node.lineno} in {fn.name}")
+    assert not found, "fixed float types in engine kernels:\n" + "\n".join(found)

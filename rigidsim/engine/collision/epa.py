@@ -278,7 +278,7 @@ def _polytope(d: ti.template(), b, nit, t1, p1, m1, s1, g1, t2, p2, m2, s2, g2, 
     while done == 0:
         nverts = 0
         nfaces = 0
-        dirs = ti.Matrix.zero(ti.f64, 3, 3)
+        dirs = ti.Matrix.zero(float, 3, 3)
         norms = ti.Vector([0.0, 0.0, 0.0])
         nsup = 0
         nrm = sm.zero3()

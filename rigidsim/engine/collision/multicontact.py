@@ -176,7 +176,7 @@ def _box_face_near(mat, dirn):
 def _face_normals(gtype, mat, dim, idx, dirn):
     """Face normals of a geom at its feature (rows of a 3 x 3), their face ids and count; `dirn` points
     away from the geom along the witness direction (for a box whose feature shares no face)."""
-    nrm = ti.Matrix.zero(ti.f64, 3, 3)
+    nrm = ti.Matrix.zero(float, 3, 3)
     fid = ti.Vector([0, 0, 0])
     cnt = 0
     if gtype == CYLINDER:
@@ -225,8 +225,8 @@ def _edges(d: ti.template(), gtype, g, pos, mat, size, dim, idx, p0, wit, margin
     """Edges of a geom at its feature (first support point p0, witness point `wit`): (unit directions 3 x 3
     rows, start point, end points 3 x 3, count). A mesh vertex's edges (as many as its polygons) are not in
     the rows: `_edge` computes them."""
-    dirs = ti.Matrix.zero(ti.f64, 3, 3)
-    ends = ti.Matrix.zero(ti.f64, 3, 3)
+    dirs = ti.Matrix.zero(float, 3, 3)
+    ends = ti.Matrix.zero(float, 3, 3)
     start = p0
     cnt = 0
     if gtype == CAPSULE:  # the surface line through the witness point
