@@ -298,7 +298,8 @@ def test_rollout_in_env_slices_is_the_rollout_of_the_whole_batch(monkeypatch):
 
 def test_env_slices_keep_launches_near_launch_seconds(monkeypatch):
     """`_slices`: one launch per LAUNCH_SECONDS of a window's timed steps, at most as many as give each
-    thread SLICE_ENVS_PER_THREAD envs; one while no step is timed, or on a device (no CPU env loop)."""
+    thread SLICE_ENVS_PER_THREAD envs; one while no step is timed, or on a device (no CPU env loop).
+    `_hot_steps`: a window's least steps."""
     from rigidsim.engine import lang
     from rigidsim.engine import simulator as S
 
@@ -318,6 +319,12 @@ def test_env_slices_keep_launches_near_launch_seconds(monkeypatch):
     sim._step_seconds = 0.001
     monkeypatch.setattr(lang, "ENV_LOOP_THREADS", 2)
     assert sim._slices(16) == 1  # 16 ms: one launch
+    # a window is at least STEPS_HOT steps, fewer when they would take longer than WINDOW_SECONDS
+    assert sim._hot_steps() == S.STEPS_HOT == 16
+    sim._step_seconds = 0.5
+    assert sim._hot_steps() == int(S.WINDOW_SECONDS / 0.5) == 4
+    sim._step_seconds = 10.0
+    assert sim._hot_steps() == 1
 
 
 def test_nonfinite_env_stops_and_is_reported():

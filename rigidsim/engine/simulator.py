@@ -50,9 +50,10 @@ LAUNCH_SECONDS = 0.2  # rollout: aim for launches of about this long
 # rollout: once a step's time is known, a launch window is at least STEPS_HOT steps, in slices of the batch
 # (`_slices`) when the whole batch would take longer than LAUNCH_SECONDS. An env does all of a launch's steps
 # one after another, and its arrays (hundreds of KB in a pile) stay in the core's cache from one step to the
-# next; a whole batch of 1024 piles is ~0.08 s a step on 2 cores, so launches of the whole batch were 1-2
+# next; a whole batch of 1024 piles is ~0.15 s a step on 2 cores, so launches of the whole batch were 1-2
 # steps long and every step began with its env's arrays out of cache
 STEPS_HOT = 16
+WINDOW_SECONDS = 2.0  # ... but no longer than this: a first Ctrl-C and the progress line wait for a window
 SLICE_ENVS_PER_THREAD = 64  # a slice gives each thread at least this many envs (the idle tail of a slice,
 #                             when threads run out of envs at different times, stays ~1% of it)
 
@@ -416,6 +417,11 @@ class Simulator:
                         self._status.from_numpy(st)
             self._launch(controls, s0, n, every, frame0, final, record, frames, resume=True, envs=envs)
 
+    def _hot_steps(self) -> int:
+        """The least steps of a rollout window once a step has been timed: STEPS_HOT, fewer when they would
+        take longer than WINDOW_SECONDS (1 at least)."""
+        return max(1, min(STEPS_HOT, int(WINDOW_SECONDS / max(self._step_seconds, 1e-12))))
+
     def _slices(self, n: int) -> int:
         """Launches to cut a window of n steps into: about one for each LAUNCH_SECONDS the window takes (from
         the last timed step), with at least SLICE_ENVS_PER_THREAD envs for each thread in each; 1 on a
@@ -558,7 +564,7 @@ class Simulator:
             else:
                 n_next = max(1, int(n * LAUNCH_SECONDS / elapsed))
             if self._step_seconds is not None:
-                n_next = max(n_next, STEPS_HOT)
+                n_next = max(n_next, self._hot_steps())
             # frames recorded in this launch: steps in [s0, s0+n) that are multiples of every, and the final one
             first = -(-s0 // every)
             stop = (s0 + n - 1) // every if n > 0 else first - 1
