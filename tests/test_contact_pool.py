@@ -14,7 +14,7 @@ from rigidsim import options as opts
 from rigidsim.engine import simulator as S
 from rigidsim.engine.simulator import Simulator
 from rigidsim.loaders import load_scene
-from tests.test_engine_helpers import force_env_slices
+from tests.test_engine_helpers import count_launches, force_env_slices
 
 SCENE = """
 <mujoco>
@@ -88,17 +88,7 @@ def test_paused_envs_record_what_a_roomy_pool_records(integrator, sliced, path, 
         roomy = _record(_sim(path)[1])
     model, sim = _sim(path)
     monkeypatch.setattr(S, "CONTACT_BUDGET_BYTES", 2 * 12 * 8)  # a pool of 2 rows to start with
-    if sliced:
-        launches = force_env_slices(monkeypatch, sim, slices=B)
-    else:
-        launches = []
-        launch = sim._launch
-
-        def counted(*a, **k):
-            launches.append((bool(k.get("resume")), None))
-            return launch(*a, **k)
-
-        monkeypatch.setattr(sim, "_launch", counted)
+    launches = force_env_slices(monkeypatch, sim, slices=B) if sliced else count_launches(monkeypatch, sim)
     frames, rows = _record(sim)
     assert sum(r for r, _ in launches) >= 3  # envs did pause and resume
     if sliced:

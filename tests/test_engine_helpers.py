@@ -214,9 +214,9 @@ def shared_path(rel: str) -> Path:
     return MODELS / rel
 
 
-def force_env_slices(monkeypatch, sim, slices: int = 3) -> list:
-    """Make every rollout window of `sim` launch in `slices` slices of its env loop (at most one env each),
-    whatever its step time; returns the list into which each launch's (resume, envs) is appended."""
+def count_launches(monkeypatch, sim) -> list:
+    """Record each rollout launch of `sim`: returns the list into which each launch's (resume, envs) is
+    appended."""
     launches = []
     launch = sim._launch
 
@@ -224,6 +224,12 @@ def force_env_slices(monkeypatch, sim, slices: int = 3) -> list:
         launches.append((bool(k.get("resume")), k.get("envs")))
         return launch(*a, **k)
 
-    monkeypatch.setattr(sim, "_slices", lambda n: min(slices, sim.n_envs))
     monkeypatch.setattr(sim, "_launch", counted)
     return launches
+
+
+def force_env_slices(monkeypatch, sim, slices: int = 3) -> list:
+    """Make every rollout window of `sim` launch in `slices` slices of its env loop (at most one env each),
+    whatever its step time; returns its launches as `count_launches` does."""
+    monkeypatch.setattr(sim, "_slices", lambda n: min(slices, sim.n_envs))
+    return count_launches(monkeypatch, sim)
