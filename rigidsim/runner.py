@@ -94,17 +94,68 @@ def cuda_available() -> bool:
     return False
 
 
-def resolve_backend(backend: str) -> str:
+def vulkan_available() -> bool:
+    """Whether a Vulkan loader (libvulkan) with at least one physical device is present: an instance made and
+    its devices counted through the loader's C API, without the kernel language (milliseconds)."""
+    import ctypes
+
+    for name in ("libvulkan.so.1", "libvulkan.so", "libvulkan.1.dylib", "vulkan-1.dll"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        break
+    else:
+        return False
+
+    class InstanceCreateInfo(ctypes.Structure):  # VkInstanceCreateInfo, nothing enabled
+        _fields_ = [("sType", ctypes.c_int), ("pNext", ctypes.c_void_p), ("flags", ctypes.c_uint32),
+                    ("pApplicationInfo", ctypes.c_void_p), ("enabledLayerCount", ctypes.c_uint32),
+                    ("ppEnabledLayerNames", ctypes.c_void_p), ("enabledExtensionCount", ctypes.c_uint32),
+                    ("ppEnabledExtensionNames", ctypes.c_void_p)]
+
+    try:
+        info = InstanceCreateInfo(sType=1)  # VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO
+        instance = ctypes.c_void_p()
+        if lib.vkCreateInstance(ctypes.byref(info), None, ctypes.byref(instance)) != 0:
+            return False
+        count = ctypes.c_uint32(0)
+        ok = lib.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None) == 0 and count.value > 0
+        lib.vkDestroyInstance(instance, None)
+        return ok
+    except (AttributeError, OSError):
+        return False
+
+
+BACKENDS = ("cpu", "gpu", "vulkan", "auto")
+VULKAN_HINT = ("a Vulkan driver: a GPU vendor's, or Mesa's software one on Linux (Debian and Ubuntu: "
+               "apt-get install mesa-vulkan-drivers libvulkan1)")
+
+
+def resolve_backend(backend: str, say: Optional[Callable[[str], None]] = None) -> str:
+    """The backend `backend` (--backend) runs on: 'cpu', 'gpu' (CUDA) or 'vulkan'. 'auto' takes CUDA, then
+    Vulkan, then the CPU, and tells `say` which it took and why."""
     b = backend.lower()
-    if b not in ("cpu", "gpu", "auto"):
-        raise InputError(f"--backend must be cpu, gpu or auto, got '{backend}'", where="--backend")
+    if b not in BACKENDS:
+        raise InputError(f"--backend must be one of {', '.join(BACKENDS)}, got '{backend}'", where="--backend")
     if b == "cpu":
         return "cpu"
-    has_gpu = cuda_available()
-    if b == "gpu" and not has_gpu:
-        raise InputError("--backend gpu was asked for, but no CUDA GPU is available on this machine; use --backend cpu",
-                         where="--backend")
-    return "gpu" if has_gpu else "cpu"
+    if b == "gpu":
+        if not cuda_available():
+            raise InputError("--backend gpu was asked for, but no CUDA GPU is available on this machine; use "
+                             "--backend vulkan for another GPU, or --backend cpu", where="--backend")
+        return "gpu"
+    if b == "vulkan":
+        if not vulkan_available():
+            raise InputError(f"--backend vulkan was asked for, but no Vulkan device is available on this machine; "
+                             f"it needs {VULKAN_HINT}. Or use --backend cpu", where="--backend")
+        return "vulkan"
+    took = "gpu" if cuda_available() else "vulkan" if vulkan_available() else "cpu"
+    if say is not None:
+        say({"gpu": "--backend auto: a CUDA GPU found, running on it (gpu)",
+             "vulkan": "--backend auto: no CUDA GPU; a Vulkan device found, running on it (vulkan)",
+             "cpu": "--backend auto: no CUDA GPU and no Vulkan device; running on the CPU (cpu)"}[took])
+    return took
 
 
 def collidable_pairs(model: M.Model, r: Dict[str, Any]) -> int:
@@ -372,7 +423,8 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     if a.every < 1:
         raise InputError(f"--every must be at least 1, got {a.every}", where="--every")
     record = parse_record(a.record)
-    backend = resolve_backend(a.backend)
+    said: List[str] = []  # --backend auto's choice, a note of the run's
+    backend = resolve_backend(a.backend, said.append)
     precision = a.precision if a.precision is not None else (64 if backend == "cpu" else 32)
     if precision not in (32, 64):
         raise InputError(f"--precision must be 32 or 64, got {precision}", where="--precision")
@@ -478,4 +530,4 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     return RunResult(out=out, frames=frames, steps_done=steps_done, complete=complete,
                      seconds=time.perf_counter() - t0, build_seconds=build_seconds, compile_seconds=compile_seconds,
                      message=message,
-                     exit_code=intr.exit_code if message else 0, notes=list(writer.notes))
+                     exit_code=intr.exit_code if message else 0, notes=said + list(writer.notes))

@@ -13,9 +13,14 @@ smooth engine 4 % per step for 2 s of cold start, and stay inline).
 A real function takes its arrays as arguments: `arrays` lists the kernel's arrays behind the groups m and d
 (in the order of `layout.MODEL_ARGS` and `layout.DATA_ARGS`), and `compiled` rebuilds the groups from its
 own arguments. A stage is a ti.func ``stage(m, d, b, n, mask)``: env b, an integer n and a compile-time
-value; the call is ``compiled(b, n, stage, mask, *arrays(m, d))``.
+value; the call is ``part(m, d, b, n, stage, mask)``.
+
+Only the LLVM backends (CPU, CUDA) have real functions: on Vulkan a call of one compiles and does nothing
+(issue 30: the cheetah's constraint stage left qacc at 0 and it never moved), so there `part` inlines the
+stage (`lang.REAL_FUNCTIONS`).
 """
 
+from rigidsim.engine import lang
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import layout as L
@@ -26,6 +31,15 @@ def arrays(m, d):
     """The arrays behind the groups m and d (called while compiling): `compiled`'s array arguments."""
     return [getattr(a, "arr", a) for a in [getattr(m, name) for name in L.MODEL_ARGS]
             + [getattr(d, name) for name in L.DATA_ARGS]]
+
+
+@ti.func
+def part(m: ti.template(), d: ti.template(), b, n, stage: ti.template(), mask: ti.template()):
+    """``stage(m, d, b, n, mask)``: a real function's call where the backend has them, else inlined."""
+    if ti.static(lang.REAL_FUNCTIONS):
+        compiled(b, n, stage, mask, *arrays(m, d))
+    else:
+        stage(m, d, b, n, mask)
 
 
 @ti.func(is_real_function=True)

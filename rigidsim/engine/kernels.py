@@ -18,14 +18,15 @@ the kernel's own inputs and outputs.
 
 
 from rigidsim.engine.lang import ti
-from rigidsim.engine.lang import env_loop, env_of, kernel
+from rigidsim.engine import lang
+from rigidsim.engine.lang import env_begin, env_end, env_loop, env_of, in_slice, kernel
 
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, INT_RK4, LAUNCH_CONTACTS, LAUNCH_ENV0, LAUNCH_ENV1,
-    LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0,
-    LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY,
+    LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD,
+    LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -102,6 +103,23 @@ def forward_kernel(
                       solver_H, solver_Hcone, solver_n),
                 # <<< generated
                 b, integrator, no_constraint, 0)
+
+
+@ti.func
+def _loop_canary(b, s0, status: ti.template(), launch: ti.template()):
+    """On a device: fail env b (status FAIL_LOOP_LIMIT) when its launch's loops were cut short. Mesa's software
+    Vulkan driver (llvmpipe, lavapipe) ends every loop of a shader invocation once all its loops together have
+    iterated 65,535 times, silently: a launch of 100 cheetah steps did 68 (issue 30). A loop that runs
+    launch[LAUNCH_CANARY] = 2 times (a bound the compiler cannot see) then stops after its first pass, and
+    leaves its counter at 0 instead of 1."""
+    last = 0
+    for k in range(launch[LAUNCH_CANARY]):
+        last = k
+    if last != launch[LAUNCH_CANARY] - 1 and status[b, 0] == ENV_RUNNING:
+        status[b, 0] = ENV_FAILED
+        status[b, 1] = s0
+        status[b, 2] = FAIL_LOOP_LIMIT
+        status[b, 3] = 0
 
 
 @ti.func
@@ -257,6 +275,8 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                     break  # the final pass: forward only
             if alive and s < nsteps:
                 integrate(m, d, b, integrator)
+    if ti.static(lang.LOOP_CANARY):
+        _loop_canary(b, s0, status, launch)
 
 
 @kernel
@@ -276,22 +296,23 @@ def rollout_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    ctrl_seq: ND, launch: ND, integrator: ti.template(),
+    ctrl_seq: ND, launch: ND, nenv: ti.template(), integrator: ti.template(),
     # Out:
     frames: ND, crec: ND, status: ND,
 ):
     env_loop()
-    for i in range(launch[LAUNCH_ENV0], launch[LAUNCH_ENV1]):
-        b = env_of(i, time.shape[0])
-        _rollout_env(
-            # >>> generated: groups
-            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
-                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
-                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
-                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
-                  solver_Hcone, solver_n),
-            # <<< generated
-            b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)
+    for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
+        if in_slice(i, launch, nenv):
+            b = env_of(i, time.shape[0])
+            _rollout_env(
+                # >>> generated: groups
+                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      solver_H, solver_Hcone, solver_n),
+                # <<< generated
+                b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)

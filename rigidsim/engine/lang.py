@@ -88,6 +88,7 @@ if "quadrants" not in sys.modules:
 import quadrants as ti  # noqa: E402
 from quadrants.lang import impl  # noqa: E402,F401
 from quadrants.lang import kernel_impl as _ki  # noqa: E402
+from rigidsim.engine.layout import LAUNCH_ENV0, LAUNCH_ENV1  # noqa: E402
 
 if not getattr(getattr(_ki, "_inside_class", None), "_rigidsim", True):  # imported before us: patch now
     _ki._inside_class = _linecache_class_probe(_ki._KERNEL_CLASS_STACKFRAME_STMT_RES)
@@ -319,6 +320,10 @@ __all__ = ["ti", "impl", "kernel", "DIST", "VERSION", "watch_compiles", "env_loo
 
 # threads of the CPU env loop, set by `runtime.init` before any kernel compiles; 0: not the CPU backend
 ENV_LOOP_THREADS = 0
+# True on a device (set by `runtime.init`): each env's rollout launch ends with `kernels._loop_canary`
+LOOP_CANARY = False
+# whether the backend has real functions (LLVM's: CPU and CUDA; set by `runtime.init`): `functions.part`
+REAL_FUNCTIONS = True
 
 
 def kernel(fn):
@@ -336,6 +341,44 @@ def env_loop() -> None:
     backend's own launch shape is kept."""
     if ENV_LOOP_THREADS:
         ti.loop_config(block_dim=1, parallelize=ENV_LOOP_THREADS)
+
+
+@ti.func
+def env_begin(launch: ti.template(), nenv: ti.template()):
+    """The first iteration of a rollout kernel's env loop: launch[LAUNCH_ENV0] on the CPU (nenv = 0); 0 on a
+    device (nenv > 0), where the loop's bounds must be compile-time numbers: with bounds read from an array
+    the backend launches its full grid (65,536 threads on Vulkan) whatever B is, and each launch of a
+    rollout kernel on Mesa's software driver took 0.3-1.5 s however few envs it stepped; with 0 .. nenv it
+    launches nenv threads (`in_slice` then skips those outside the launch's slice)."""
+    if ti.static(nenv):
+        return 0
+    else:
+        return launch[LAUNCH_ENV0]
+
+
+@ti.func
+def env_end(launch: ti.template(), nenv: ti.template()):
+    """The end of a rollout kernel's env loop (`env_begin`): launch[LAUNCH_ENV1] on the CPU, nenv on a device."""
+    if ti.static(nenv):
+        return nenv
+    else:
+        return launch[LAUNCH_ENV1]
+
+
+@ti.func
+def in_slice(i, launch: ti.template(), nenv: ti.template()) -> bool:
+    """Whether iteration i of the env loop is in the launch's slice: always on the CPU (the loop's bounds are
+    the slice), i in launch[LAUNCH_ENV0:LAUNCH_ENV1] on a device."""
+    ok = True
+    if ti.static(nenv):
+        ok = launch[LAUNCH_ENV0] <= i < launch[LAUNCH_ENV1]
+    return ok
+
+
+def device_envs(n_envs: int) -> int:
+    """The env loop's compile-time length on a device: the least power of two >= n_envs (so that nearby batch
+    sizes share a compiled kernel)."""
+    return 1 << max(int(n_envs) - 1, 0).bit_length()
 
 
 @ti.func

@@ -325,13 +325,17 @@ MINVAL = 1e-15  # mjMINVAL
 # capacity grows (an env that finds more contacts than it holds pauses instead of failing);
 # LAUNCH_POOL_N: the contact pool's rows handed out, counted up by the kernel (past the pool's size when an
 # env found no room); LAUNCH_ENV0, LAUNCH_ENV1: the launch's slice of the env loop, iterations [ENV0, ENV1) of
-# B (`lang.env_of` maps an iteration to its env): a launch may step some envs alone
+# B (`lang.env_of` maps an iteration to its env): a launch may step some envs alone; LAUNCH_CANARY: 2, the
+# length of the loop that ends each env's launch on a device (`kernels._loop_canary`)
 LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
 LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N, LAUNCH_GROW, LAUNCH_ENV0, LAUNCH_ENV1 = 7, 8, 9, 10, 11, 12
-NLAUNCH = 13
+LAUNCH_CANARY = 13
+NLAUNCH = 14
 # status[b, 0] of a rollout's env: 0 running, 1 failed (status[b, 1:4]: step, kind, detail), 2 paused for room
 # in the contact pool, 3 paused for contact capacity (LAUNCH_GROW: max_contacts is sized automatically;
-# status[b, 3]: the contacts it found), both at step status[b, 1]
+# status[b, 3]: the contacts it found), both at step status[b, 1]. A failure's kind (status[b, 2]): 1 qpos, 2
+# qvel, 3 qacc not finite, 4 more contacts than max_contacts, FAIL_LOOP_LIMIT the device cut its loops short
+FAIL_LOOP_LIMIT = 5
 ENV_RUNNING, ENV_FAILED, ENV_PAUSED_POOL, ENV_PAUSED_CAPACITY = 0, 1, 2, 3
 
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")

@@ -139,13 +139,16 @@ def _libm():
         return None
 
 
+ARCHS = {"cpu": "cpu", "gpu": "cuda", "vulkan": "vulkan"}  # rigidsim's backend names: the kernel language's arch
+
+
 def init(precision: int = 64, backend: str = "cpu") -> None:
-    """Initialise Taichi for `precision` (32 or 64) on `backend` ('cpu' or 'gpu')."""
+    """Initialise Taichi for `precision` (32 or 64) on `backend` ('cpu', 'gpu' (CUDA) or 'vulkan')."""
     global _state
     if precision not in (32, 64):
         raise ValueError(f"precision must be 32 or 64, not {precision!r}")
-    if backend not in ("cpu", "gpu"):
-        raise ValueError(f"backend must be 'cpu' or 'gpu', not {backend!r}")
+    if backend not in ARCHS:
+        raise ValueError(f"backend must be one of {', '.join(ARCHS)}, not {backend!r}")
     if _state is not None:
         if _state != (precision, backend):
             raise RuntimeError(
@@ -166,13 +169,15 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     except OSError:
         pass
     _prune(path.parent, path)
-    arch = ti.cpu if backend == "cpu" else ti.cuda
+    arch = getattr(ti, ARCHS[backend])
     extra = {}
     if backend == "cpu":
         # a thread pool of `threads` (more than the cores when asked: the tests force 8 on 2 cores), and the
         # env loops scheduled one env at a time (`lang.env_loop`) rather than by the multithreading pass
         extra.update(cpu_max_num_threads=threads, make_cpu_multithreading_loop=False)
     lang.ENV_LOOP_THREADS = threads
+    lang.LOOP_CANARY = backend != "cpu"  # `kernels._loop_canary`
+    lang.REAL_FUNCTIONS = backend in ("cpu", "gpu")  # LLVM's backends: `functions.part`
     with contextlib.redirect_stdout(io.StringIO()), _floating_point_environment_kept():
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive

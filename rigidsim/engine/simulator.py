@@ -124,6 +124,13 @@ class Simulator:
         self._noctrl = self._dev(np.zeros((1, 1, max(model.nu, 1)), self.dtype))
         self._ctrl_row = self._ctrl_seq = None  # see _controls
         self._launch_host = np.zeros(L.NLAUNCH, np.int32)  # see _launch
+        self._launch_host[L.LAUNCH_CANARY] = 2
+        # steps a launch may take at most: one on Vulkan, where the software driver (llvmpipe) stops a kernel's
+        # loops after 65,535 iterations in all (`kernels._loop_canary`), which a step of a small scene stays
+        # within and a launch of many steps does not
+        self._launch_steps = 1 if backend == "vulkan" else STEP_CHUNK
+        # the env loop's compile-time length on a device, 0 on the CPU (`lang.env_begin`)
+        self._nenv = 0 if backend == "cpu" else lang.device_envs(self.n_envs)
         self._launch_i = self._launch_host if backend == "cpu" else self._dev(self._launch_host)
         self._step_seconds = None  # a rollout step's wall time, as the last long enough launch timed it
         self._frames = []  # the rollouts' frame buffers, kept from call to call (`_frame_buffer`)
@@ -359,10 +366,10 @@ class Simulator:
         if self.nefcmax:
             from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
 
-            constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, self._cfg,
-                                      frames, self._crec, self._status)
+            constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
+                                      self._cfg, frames, self._crec, self._status)
         else:
-            self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self.integrator, frames,
+            self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator, frames,
                                    self._crec, self._status)
         if self.backend != "cpu" and li[L.LAUNCH_CONTACTS]:
             li[L.LAUNCH_POOL_N] = self._launch_i.to_numpy()[L.LAUNCH_POOL_N]
@@ -481,6 +488,11 @@ class Simulator:
             return step, env, (f"env {env} found {inf} contacts at step {step}, more than max_contacts="
                                f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to let it "
                                f"grow as needed)")
+        if kind == L.FAIL_LOOP_LIMIT:
+            return step, env, (f"the {self.backend} device cut env {env}'s kernel short in the step from step {step}: "
+                               f"its loops stopped before their end. Mesa's software Vulkan driver (llvmpipe) ends "
+                               f"every loop of a kernel after 65,535 iterations in all, and this scene's step "
+                               f"needs more; run it on a hardware GPU's driver, or with --backend cpu")
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
@@ -516,7 +528,7 @@ class Simulator:
         c = self._controls(self._ctrl_rows(ctrl, nstep))
         s0 = 0
         while s0 < nstep:
-            n = min(STEP_CHUNK, nstep - s0)
+            n = min(self._launch_steps, nstep - s0)
             self._launch_all(c, s0, n, 1, 0, False, False, self._nodata)
             s0 += n
             f = self._failure()
@@ -547,7 +559,7 @@ class Simulator:
         # earlier rollout of this batch timed its steps, from what fills an eighth of that
         n_next = 1 if self._step_seconds is None else max(1, int(LAUNCH_SECONDS / 8 / self._step_seconds))
         while True:
-            n = min(n_next, span, nstep - s0)
+            n = min(n_next, span, nstep - s0, self._launch_steps)
             if rows_per_frame > 0:  # as many frames as the contact pool's budget holds, one at least
                 n = max(1, min(n, int(pool_rows // rows_per_frame) * every))
             last = s0 + n >= nstep

@@ -16,7 +16,7 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine.collision.driver import collision
 from rigidsim.engine.constraint.instantiate import make_constraint, reference_constraint
 from rigidsim.engine.layout import SZ_NCONMAX
-from rigidsim.engine.functions import arrays, compiled
+from rigidsim.engine.functions import part
 from rigidsim.engine.solver import fwd_constraint
 
 SOLVER_SHIFT, ROWS_SHIFT = 32, 48
@@ -42,10 +42,10 @@ def constraint_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
     efc_force, qfrc_constraint. Each part a compiled function of its own."""
     ncon = 0
     if ti.static((cfg & 0xFFFFFFFF) != 0):
-        compiled(b, 0, _collide, ti.static(cfg & 0xFFFFFFFF), *arrays(m, d))
+        part(m, d, b, 0, _collide, ti.static(cfg & 0xFFFFFFFF))
         ncon = ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])
-    compiled(b, ncon, _rows, ti.static(cfg >> ROWS_SHIFT), *arrays(m, d))
-    compiled(b, 0, _solve, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF), *arrays(m, d))
+    part(m, d, b, ncon, _rows, ti.static(cfg >> ROWS_SHIFT))
+    part(m, d, b, 0, _solve, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF))
 
 
 @ti.func
