@@ -3,9 +3,10 @@ mesa-vulkan-drivers), against the CPU engine at float32: the same scene, batch a
 command line, every frame compared. The Vulkan runs skip when this machine has no Vulkan device; choosing a
 backend is tested without one.
 
-Two faults made a Vulkan run wrong without a word before: llvmpipe ends all the loops of a kernel once they
-have iterated 65,535 times together (a 100-step launch of the cheetah did 68 steps), and the constraint stage's
-parts, called as real functions, compiled to nothing on Vulkan (the cheetah never moved)."""
+Three faults made a Vulkan run wrong without a word before: llvmpipe ends all the loops of a kernel once they
+have iterated 65,535 times together (a 100-step launch of the cheetah did 68 steps); the constraint stage's
+parts, called as real functions, compiled to nothing on Vulkan (the cheetah never moved); and the contact pool's
+atomic counter ran once a launch there (a run's final frame showed the contacts of the frame before it)."""
 
 from __future__ import annotations
 
@@ -95,26 +96,63 @@ def test_vulkan_does_every_step_of_a_free_run(free_cheetah):
 
 
 @needs_vulkan
-def test_a_launch_cut_short_by_the_driver_is_a_failure_not_a_silent_one(tmp_path):
-    """Forced into one launch of 100 steps (more loop iterations than llvmpipe allows one kernel), the run
-    fails naming the limit, instead of stopping at step 68 and reading t = 0.68."""
-    scene = shared_model("dm_control/cheetah.xml")
-    code = textwrap.dedent(f"""
-        from rigidsim.batch import Batch
-        from rigidsim.errors import SimulationError
-        b = Batch({str(scene)!r}, envs=4, options={{"disable_constraint": True}}, precision=32, backend="vulkan")
-        b._sim._launch_steps = 100
-        try:
-            b.step(n=100)
-        except SimulationError as e:
-            print("FAILED:", e)
-        else:
-            print("RAN", b.time.tolist())
+def test_a_kernel_cut_short_by_the_driver_fails_its_env(tmp_path):
+    """`kernels._loop_canary` on the driver itself. Two envs whose loops run 1,000 iterations each pass; when
+    one of them runs 70,000, past llvmpipe's limit (cut at 65,535), both fail with FAIL_LOOP_LIMIT at the
+    launch's first step: the driver runs up to 8 invocations together, one loop for all of them, with one
+    counter (an env beside a long one is flagged too: a run fails rather than go on wrong)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from rigidsim.engine import runtime
+        runtime.init(32, "vulkan")
+        from rigidsim.engine import kernels, layout as L
+        from rigidsim.engine.lang import ti
+
+        @ti.kernel
+        def spin(n: ti.types.ndarray(), out: ti.types.ndarray(), status: ti.types.ndarray(),
+                 launch: ti.types.ndarray()):
+            for b in range(2):
+                x = 0
+                for k in range(n[b]):
+                    x += 1
+                out[b] = x
+                kernels._loop_canary(b, 7, status, launch)
+
+        def nd(a):
+            x = ti.ndarray(ti.i32, a.shape)
+            x.from_numpy(a)
+            return x
+
+        launch = np.zeros(L.NLAUNCH, np.int32)
+        launch[L.LAUNCH_CANARY] = 2
+        for iters in ([1000, 1000], [1000, 70000]):
+            out, status = nd(np.zeros(2, np.int32)), nd(np.zeros((2, 4), np.int32))
+            spin(nd(np.array(iters, np.int32)), out, status, nd(launch))
+            print("OUT", out.to_numpy().tolist(), "STATUS", status.to_numpy().tolist())
     """)
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
+    script = tmp_path / "spin.py"  # a file: the kernel language reads a kernel's source from it
+    script.write_text(code)
+    p = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "FAILED:" in p.stdout and "65,535" in p.stdout, p.stdout + p.stderr
+    from rigidsim.engine import layout as L
+
+    cut = [L.ENV_FAILED, 7, L.FAIL_LOOP_LIMIT, 0]
+    assert p.stdout.splitlines() == [f"OUT [1000, 1000] STATUS {[[0] * 4] * 2}",
+                                     f"OUT [1000, 65535] STATUS {[cut, cut]}"], p.stdout + p.stderr
+
+
+def test_the_loop_limit_failure_names_the_driver_and_what_to_do():
+    """The message a run fails with when an env's launch was cut short (exit 1, through SimulationError)."""
+    from rigidsim.engine import layout as L
+    from rigidsim.engine.simulator import Simulator
+    from rigidsim.loaders import load_scene
+
+    sim = Simulator(load_scene("pendulum"), 3)
+    sim._status[1] = (L.ENV_FAILED, 41, L.FAIL_LOOP_LIMIT, 0)
+    step, env, msg = sim._failure()
+    assert (step, env) == (41, 1)
+    assert "65,535" in msg and "llvmpipe" in msg and "--backend cpu" in msg and "step 41" in msg
 
 
 @pytest.fixture(scope="module")
@@ -124,25 +162,19 @@ def cheetah(tmp_path_factory):
 
 @needs_vulkan
 def test_vulkan_matches_the_cpu_with_contacts(cheetah):
-    """The cheetah lands on its feet: states of every frame, and the contacts of every frame but the last."""
+    """The cheetah lands on its feet: states and contacts of every frame, the final one included (it showed
+    the contacts of the frame before it while the contact pool's rows came from an atomic counter, which llvmpipe ran once a launch)."""
     vk, cpu = cheetah
     for k in ("time", "qpos", "qvel", "xpos"):
         np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
     assert np.abs(vk["qvel"][-1]).max() > 0.0  # it moved (the constraint stage ran)
     cv, cc = vk["contacts"], cpu["contacts"]
     np.testing.assert_array_equal(cv["offsets"], cc["offsets"])  # the same contacts, frame by frame
-    assert cc["offsets"][-1] > 0
-    n = cc["offsets"][STEPS * ENVS]  # the rows of frames 0 .. STEPS - 1
-    np.testing.assert_array_equal(cv["geom"][:n], cc["geom"][:n])
+    n = cc["offsets"][STEPS * ENVS]  # the rows of frames 0 .. STEPS - 1; the final frame's follow
+    assert 0 < n < cc["offsets"][-1]
+    np.testing.assert_array_equal(cv["geom"], cc["geom"])
     for k in ("position", "normal", "penetration"):
-        np.testing.assert_allclose(cv[k][:n], cc[k][:n], **F32, err_msg=k)
-    np.testing.assert_allclose(cv["force"][:n], cc["force"][:n], rtol=1e-4, atol=1e-4 * np.abs(cc["force"]).max())
-
-
-@needs_vulkan
-@pytest.mark.xfail(strict=True, reason="open (issue 30): on Vulkan the final frame of a run records the contacts "
-                                      "of the frame before it; its states are right")
-def test_vulkan_final_frame_contacts(cheetah):
-    vk, cpu = cheetah
-    n = cpu["contacts"]["offsets"][STEPS * ENVS]
-    np.testing.assert_allclose(vk["contacts"]["position"][n:], cpu["contacts"]["position"][n:], **F32)
+        np.testing.assert_allclose(cv[k], cc[k], **F32, err_msg=k)
+    np.testing.assert_allclose(cv["force"], cc["force"], rtol=1e-4, atol=1e-4 * np.abs(cc["force"]).max())
+    # the final frame's contacts are where its feet are, not where they were a step before
+    assert np.abs(cc["position"][n:] - cc["position"][n - (cc["offsets"][-1] - n):n]).max() > 1e-5

@@ -322,6 +322,11 @@ __all__ = ["ti", "impl", "kernel", "DIST", "VERSION", "watch_compiles", "env_loo
 ENV_LOOP_THREADS = 0
 # True on a device (set by `runtime.init`): each env's rollout launch ends with `kernels._loop_canary`
 LOOP_CANARY = False
+# the most steps a rollout launch takes, 0 for no limit (set by `runtime.init`): 1 on Vulkan, whose software
+# driver (llvmpipe) stops a kernel's loops after 65,535 iterations in all (`kernels._loop_canary`), which a step
+# of a small scene stays within and a launch of many steps does not. A launch then records 2 frames at most
+# (`constraint.record.record_constraint`)
+LAUNCH_STEPS_MAX = 0
 # whether the backend has real functions (LLVM's: CPU and CUDA; set by `runtime.init`): `functions.part`
 REAL_FUNCTIONS = True
 

@@ -178,6 +178,7 @@ def init(precision: int = 64, backend: str = "cpu") -> None:
     lang.ENV_LOOP_THREADS = threads
     lang.LOOP_CANARY = backend != "cpu"  # `kernels._loop_canary`
     lang.REAL_FUNCTIONS = backend in ("cpu", "gpu")  # LLVM's backends: `functions.part`
+    lang.LAUNCH_STEPS_MAX = 1 if backend == "vulkan" else 0
     with contextlib.redirect_stdout(io.StringIO()), _floating_point_environment_kept():
         ti.init(arch=arch, default_fp=ti.f64 if precision == 64 else ti.f32, default_ip=ti.i32,
                 fast_math=False,  # MuJoCo parity: no reassociation, and NaN checks must survive

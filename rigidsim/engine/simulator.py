@@ -125,10 +125,7 @@ class Simulator:
         self._ctrl_row = self._ctrl_seq = None  # see _controls
         self._launch_host = np.zeros(L.NLAUNCH, np.int32)  # see _launch
         self._launch_host[L.LAUNCH_CANARY] = 2
-        # steps a launch may take at most: one on Vulkan, where the software driver (llvmpipe) stops a kernel's
-        # loops after 65,535 iterations in all (`kernels._loop_canary`), which a step of a small scene stays
-        # within and a launch of many steps does not
-        self._launch_steps = 1 if backend == "vulkan" else STEP_CHUNK
+        self._launch_steps = lang.LAUNCH_STEPS_MAX or STEP_CHUNK  # steps a launch takes at most
         # the env loop's compile-time length on a device, 0 on the CPU (`lang.env_begin`)
         self._nenv = 0 if backend == "cpu" else lang.device_envs(self.n_envs)
         self._launch_i = self._launch_host if backend == "cpu" else self._dev(self._launch_host)
@@ -354,6 +351,7 @@ class Simulator:
         every launch of a rollout (and of the next) reuses its cached argument context instead of redoing the
         work for each of its ~90 arguments."""
         cs, use = controls
+        assert n <= self._launch_steps, (n, self._launch_steps)  # Vulkan's contact rows (`_rollout_buffer`)
         li = self._launch_host
         li[L.LAUNCH_ENV0], li[L.LAUNCH_ENV1] = (0, self.n_envs) if envs is None else envs
         li[L.LAUNCH_S0], li[L.LAUNCH_NSTEPS], li[L.LAUNCH_EVERY], li[L.LAUNCH_FRAME0] = s0, n, every, frame0
@@ -519,6 +517,8 @@ class Simulator:
         if self._rec_contacts:  # the contact pool: 8 rows a frame to start with, within its budget
             self._launch_host[L.LAUNCH_POOL_N] = 0
             self._pool(min(self._pool_budget_rows(), (fc + 2) * self.n_envs * 8))
+            if lang.LAUNCH_STEPS_MAX:  # rows of their own for each frame of a launch and env (`record_constraint`)
+                self._pool((lang.LAUNCH_STEPS_MAX + 1) * self.n_envs * max(self.nconmax, 1))
         # a launch records at most n // every + 2 frames (an unaligned start, and the final frame)
         return fc, self._frame_buffer((fc + 2, self.n_envs, self._fwidth))
 

@@ -9,6 +9,7 @@ edge forces, tangential k the difference of edge pair k times friction[k]), then
 f_world = f_normal * normal + f_t1 * t1 + f_t2 * t2: the force geom 1 exerts on geom 2. A contact without
 rows (in the gap) has zero force."""
 
+from rigidsim.engine import lang
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
@@ -62,7 +63,12 @@ def record_constraint(m: ti.template(), d: ti.template(), b, frames: ti.template
         # max_contacts capacity (27 boxes: 2,916 rows a frame, 0.3 GB at B = 1024; the Panda's 900 rows, of
         # which it used none, made a frame 88 KiB and a launch one step long)
         start = 0
-        if ncon > 0:
+        if ti.static(lang.LAUNCH_STEPS_MAX):
+            # Vulkan: rows of their own for each frame of the launch (LAUNCH_STEPS_MAX + 1 at most) and env, cap
+            # each. Mesa's software driver ran the counter's atomic add once a launch: a run's final frame took
+            # no rows and showed the contacts of the frame before it
+            start = (t * frames.shape[1] + b) * cap
+        elif ncon > 0:
             start = ti.atomic_add(launch[LAUNCH_POOL_N], ncon)
         if start + ncon > crec.shape[0]:
             ok = 0
