@@ -7,6 +7,10 @@ Each round is a fresh process, timed by wall clock from its start to its exit:
 - mujoco: `python -c` that imports mujoco, compiles the scene with MjModel.from_xml_path and takes one
   mj_step (the reference a user compares the start-up with).
 
+`--backend vulkan` times the Vulkan path instead (`--precision 32`); there a cold round also starts from an
+empty shader cache of the driver (MESA_SHADER_CACHE_DIR: Mesa's software driver compiles each kernel to
+machine code once more, and keeps it there).
+
 Medians over the rounds (default 1 cold and 3 warm: a cold round costs 10-60 s on a 2-core machine). The
 table names the machine and the load average before and after, since other work on the machine slows
 every figure. Scenes: the bundled pendulum, boxes27 and humanoid, and, when ../shared/models exists, the
@@ -14,6 +18,7 @@ Panda (and the Go2 and the Shadow Hand, when those folders exist).
 
     python benchmarks/bench_startup.py                      # every scene found, 1 cold + 3 warm rounds
     python benchmarks/bench_startup.py --scenes pendulum,humanoid --cold 3 --warm 5
+    python benchmarks/bench_startup.py --scenes pendulum,cheetah --backend vulkan --no-mujoco
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ def _scenes():
         p = find_scene(name)
         if p is not None:
             out.append((name, name, p))
-    for label, rel in (("panda", "menagerie/franka_emika_panda/scene.xml"),
+    for label, rel in (("cheetah", "dm_control/cheetah.xml"),
+                       ("panda", "menagerie/franka_emika_panda/scene.xml"),
                        ("go2", "menagerie/unitree_go2/scene.xml"),
                        ("shadow_hand", "menagerie/shadow_hand/scene_right.xml")):
         p = SHARED / rel
@@ -77,9 +83,12 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=1, help="cold rounds per scene (each an empty cache)")
     ap.add_argument("--warm", type=int, default=3, help="warm rounds per scene (and mujoco rounds)")
     ap.add_argument("--no-mujoco", action="store_true", help="leave out the mujoco column")
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "vulkan"), help="the backend to time")
     args = ap.parse_args()
 
     scenes = _scenes()
+    if not args.scenes:
+        scenes = [s for s in scenes if s[0] != "cheetah"]  # by name only (the default table predates it)
     if args.scenes:
         want = args.scenes.split(",")
         unknown = set(want) - {s[0] for s in scenes}
@@ -90,7 +99,7 @@ def main() -> None:
     load0 = os.getloadavg()
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {_cpu_model()}, "
           f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
-          f"{args.cold} cold + {args.warm} warm rounds, medians", flush=True)
+          f"{args.cold} cold + {args.warm} warm rounds, medians, backend {args.backend}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="rigidsim-startup-") as tmp:
         out = Path(tmp) / "out.h5"
@@ -99,9 +108,12 @@ def main() -> None:
         for label, scene, xml in scenes:
             cmd = [sys.executable, "-m", "rigidsim", "run", scene, "--steps", "1", "--envs", "1",
                    "--out", str(out), "--quiet"]
+            if args.backend != "cpu":
+                cmd += ["--backend", args.backend, "--precision", "32"]
             cold, warm = [], []
             for k in range(args.cold):
-                env = dict(base, RIGIDSIM_CACHE_DIR=str(Path(tmp) / f"cache-{label}-{k}"))
+                env = dict(base, RIGIDSIM_CACHE_DIR=str(Path(tmp) / f"cache-{label}-{k}"),
+                           MESA_SHADER_CACHE_DIR=str(Path(tmp) / f"mesa-{label}-{k}"))
                 cold.append(_time(cmd, env))
                 if k == 0:
                     for _ in range(args.warm):

@@ -10,6 +10,7 @@ atomic counter ran once a launch there (a run's final frame showed the contacts 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -178,3 +179,58 @@ def test_vulkan_matches_the_cpu_with_contacts(cheetah):
     np.testing.assert_allclose(cv["force"], cc["force"], rtol=1e-4, atol=1e-4 * np.abs(cc["force"]).max())
     # the final frame's contacts are where its feet are, not where they were a step before
     assert np.abs(cc["position"][n:] - cc["position"][n - (cc["offsets"][-1] - n):n]).max() > 1e-5
+
+
+@needs_vulkan
+def test_batch_on_vulkan(tmp_path):
+    """The Python API on the device: `Batch.step` with controls, `qpos`/`time` read back, `reset` of some envs,
+    `frame()`, against the same calls on the CPU (each backend in a process of its own)."""
+    scene = shared_model("dm_control/cheetah.xml")
+    got = {}
+    for backend in ("vulkan", "cpu"):
+        script = tmp_path / f"batch_{backend}.py"
+        script.write_text(textwrap.dedent(f"""
+            import json, sys
+            import numpy as np
+            from rigidsim import Batch
+            b = Batch({str(scene)!r}, envs=3, options={{"disable_constraint": True}}, precision=32,
+                      backend={backend!r})
+            u = np.linspace(-1, 1, 3 * b.model.nu).reshape(3, b.model.nu)
+            b.step(ctrl=u, n=30)
+            b.reset(envs=[1])
+            b.step(ctrl=u, n=5)
+            f = b.frame()
+            print(json.dumps({{"qpos": b.qpos.tolist(), "time": b.time.tolist(), "xpos": f["xpos"].tolist()}}))
+        """))
+        p = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
+                           timeout=600)
+        assert p.returncode == 0, p.stdout + p.stderr
+        import json
+
+        got[backend] = {k: np.asarray(v) for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
+    np.testing.assert_allclose(got["vulkan"]["time"], [0.35, 0.05, 0.35], rtol=1e-5)
+    for k, v in got["cpu"].items():
+        np.testing.assert_allclose(got["vulkan"][k], v, **F32, err_msg=k)
+    assert np.abs(got["cpu"]["qpos"][0] - got["cpu"]["qpos"][2]).max() > 1e-3  # the controls differ per env
+
+
+# ---------------------------------------------------------------------------------------------------- the sweep
+def _bundled():
+    from rigidsim.bundled import scene_names
+
+    return scene_names()
+
+
+@needs_vulkan
+@pytest.mark.skipif(os.environ.get("RIGIDSIM_SWEEP") != "1", reason="RIGIDSIM_SWEEP=1: every bundled scene on Vulkan "
+                    "(minutes each on the software driver; the default suite runs the cheetah)")
+@pytest.mark.parametrize("scene", _bundled())
+def test_sweep_every_bundled_scene_on_vulkan(tmp_path, scene):
+    vk, cpu = (_read(p) for p in _runs(tmp_path, scene))
+    for k in ("time", "qpos", "qvel", "xpos"):
+        np.testing.assert_allclose(vk[k], cpu[k], rtol=1e-4, atol=1e-4, err_msg=k)
+    if "contacts" in cpu:
+        cv, cc = vk["contacts"], cpu["contacts"]
+        np.testing.assert_array_equal(cv["offsets"], cc["offsets"])
+        for k in ("position", "normal", "penetration"):
+            np.testing.assert_allclose(cv[k], cc[k], rtol=1e-4, atol=1e-4, err_msg=k)
