@@ -56,13 +56,17 @@ def test_an_unknown_backend_names_the_choices():
 
 
 # ---------------------------------------------------------------------------------------------------- on Vulkan
-def _runs(tmp_path, scene, *extra):
-    """(Vulkan file, CPU float32 file) of the same run of `scene`."""
+def _runs(tmp_path, scene, *extra, vulkan_may_fail=False):
+    """(Vulkan file, CPU float32 file) of the same run of `scene`. `vulkan_may_fail`: the Vulkan run may end
+    with exit 1 naming the driver's loop limit (the file then holds the frames before it, complete=false)."""
     out = {}
     for backend in ("vulkan", "cpu"):
         out[backend] = tmp_path / f"{backend}.h5"
         p = rigidsim("run", scene, "--backend", backend, "--precision", "32", "--steps", STEPS, "--envs", ENVS,
                      "--record", "qpos,qvel,xpos,contacts", "--out", out[backend], *extra, timeout=900)
+        if backend == "vulkan" and vulkan_may_fail and p.returncode == 1:
+            assert "65,535 iterations" in p.stderr and "Traceback" not in p.stderr, p.stdout + p.stderr
+            continue
         assert p.returncode == 0, p.stdout + p.stderr
     return out["vulkan"], out["cpu"]
 
@@ -73,6 +77,7 @@ def _read(path):
     with h5py.File(path, "r") as f:
         got = {k: f[k][()] for k in ("time", "qpos", "qvel", "xpos")}
         got["backend"] = f.attrs["backend"]
+        got["complete"] = int(f.attrs["complete"])
         if "contacts" in f:
             got["contacts"] = {k: f["contacts"][k][()] for k in f["contacts"]}
     return got
@@ -226,11 +231,17 @@ def _bundled():
                     "(minutes each on the software driver; the default suite runs the cheetah)")
 @pytest.mark.parametrize("scene", _bundled())
 def test_sweep_every_bundled_scene_on_vulkan(tmp_path, scene):
-    vk, cpu = (_read(p) for p in _runs(tmp_path, scene))
+    """100 steps of 4 envs, every frame within float32 tolerances of the CPU's. On llvmpipe a scene whose step
+    needs more than 65,535 loop iterations (the 27 boxes and the sphere bin, once they land: about step 32)
+    fails instead, exit 1 naming the limit, and the frames it wrote before are the CPU's."""
+    vk, cpu = (_read(p) for p in _runs(tmp_path, scene, vulkan_may_fail=True))
+    n = len(vk["time"])
+    assert n == STEPS + 1 or (30 <= n < STEPS and vk["complete"] == 0), n
     for k in ("time", "qpos", "qvel", "xpos"):
-        np.testing.assert_allclose(vk[k], cpu[k], rtol=1e-4, atol=1e-4, err_msg=k)
+        np.testing.assert_allclose(vk[k], cpu[k][:n], rtol=1e-4, atol=1e-4, err_msg=k)
     if "contacts" in cpu:
         cv, cc = vk["contacts"], cpu["contacts"]
-        np.testing.assert_array_equal(cv["offsets"], cc["offsets"])
+        rows = cc["offsets"][len(cv["offsets"]) - 1]
+        np.testing.assert_array_equal(cv["offsets"], cc["offsets"][:len(cv["offsets"])])
         for k in ("position", "normal", "penetration"):
-            np.testing.assert_allclose(cv[k], cc[k], rtol=1e-4, atol=1e-4, err_msg=k)
+            np.testing.assert_allclose(cv[k], cc[k][:rows], rtol=1e-4, atol=1e-4, err_msg=k)

@@ -487,10 +487,10 @@ class Simulator:
                                f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to let it "
                                f"grow as needed)")
         if kind == L.FAIL_LOOP_LIMIT:
-            return step, env, (f"the {self.backend} device cut env {env}'s kernel short in the step from step {step}: "
-                               f"its loops stopped before their end. Mesa's software Vulkan driver (llvmpipe) ends "
-                               f"every loop of a kernel after 65,535 iterations in all, and this scene's step "
-                               f"needs more; run it on a hardware GPU's driver, or with --backend cpu")
+            return step, env, (f"the {self.backend} device stopped env {env}'s loops before their end in the launch "
+                               f"from step {step}. Mesa's software Vulkan driver (llvmpipe) ends every loop of a "
+                               f"kernel after 65,535 iterations in all, and a step of this scene needs more; run it "
+                               f"on a GPU's own driver, or with --backend cpu")
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
