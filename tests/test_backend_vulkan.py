@@ -226,14 +226,21 @@ def _bundled():
     return scene_names()
 
 
+SWEEP_SHARED = ("dm_control/hopper.xml", "dm_control/walker.xml", "dm_control/ball_in_cup.xml",
+                "dm_control/finger.xml")  # shared models with contacts (the cheetah is in the default suite)
+
+
 @needs_vulkan
 @pytest.mark.skipif(os.environ.get("RIGIDSIM_SWEEP") != "1", reason="RIGIDSIM_SWEEP=1: every bundled scene on Vulkan "
                     "(minutes each on the software driver; the default suite runs the cheetah)")
-@pytest.mark.parametrize("scene", _bundled())
+@pytest.mark.parametrize("scene", _bundled() + [f"shared:{m}" for m in SWEEP_SHARED])
 def test_sweep_every_bundled_scene_on_vulkan(tmp_path, scene):
-    """100 steps of 4 envs, every frame within float32 tolerances of the CPU's. On llvmpipe a scene whose step
+    """Every bundled scene and a few shared models with contacts: 100 steps of 4 envs, every frame within
+    float32 tolerances of the CPU's. On llvmpipe a scene whose step
     needs more than 65,535 loop iterations (the 27 boxes and the sphere bin, once they land: about step 32)
     fails instead, exit 1 naming the limit, and the frames it wrote before are the CPU's."""
+    if scene.startswith("shared:"):
+        scene = shared_model(scene[len("shared:"):])
     vk, cpu = (_read(p) for p in _runs(tmp_path, scene, vulkan_may_fail=True))
     n = len(vk["time"])
     assert n == STEPS + 1 or (30 <= n < STEPS and vk["complete"] == 0), n
