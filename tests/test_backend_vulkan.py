@@ -71,6 +71,16 @@ def _runs(tmp_path, scene, *extra, vulkan_may_fail=False):
     return out["vulkan"], out["cpu"]
 
 
+def _python(path, code: str) -> str:
+    """Run `code` (dedented) as the script `path` in a fresh process (one backend a process; a file, since the
+    kernel language reads a kernel's source from it); its standard output."""
+    path.write_text(textwrap.dedent(code))
+    p = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
 def _read(path):
     import h5py
 
@@ -107,7 +117,7 @@ def test_a_kernel_cut_short_by_the_driver_fails_its_env(tmp_path):
     one of them runs 70,000, past llvmpipe's limit (cut at 65,535), both fail with FAIL_LOOP_LIMIT at the
     launch's first step: the driver runs up to 8 invocations together, one loop for all of them, with one
     counter (an env beside a long one is flagged too: a run fails rather than go on wrong)."""
-    code = textwrap.dedent("""
+    stdout = _python(tmp_path / "spin.py", """
         import numpy as np
         from rigidsim.engine import runtime
         runtime.init(32, "vulkan")
@@ -136,16 +146,11 @@ def test_a_kernel_cut_short_by_the_driver_fails_its_env(tmp_path):
             spin(nd(np.array(iters, np.int32)), out, status, nd(launch))
             print("OUT", out.to_numpy().tolist(), "STATUS", status.to_numpy().tolist())
     """)
-    script = tmp_path / "spin.py"  # a file: the kernel language reads a kernel's source from it
-    script.write_text(code)
-    p = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
-                       timeout=600)
-    assert p.returncode == 0, p.stdout + p.stderr
     from rigidsim.engine import layout as L
 
     cut = [L.ENV_FAILED, 7, L.FAIL_LOOP_LIMIT, 0]
-    assert p.stdout.splitlines() == [f"OUT [1000, 1000] STATUS {[[0] * 4] * 2}",
-                                     f"OUT [1000, 65535] STATUS {[cut, cut]}"], p.stdout + p.stderr
+    assert stdout.splitlines() == [f"OUT [1000, 1000] STATUS {[[0] * 4] * 2}",
+                                   f"OUT [1000, 65535] STATUS {[cut, cut]}"], stdout
 
 
 def test_the_loop_limit_failure_names_the_driver_and_what_to_do():
@@ -193,8 +198,7 @@ def test_batch_on_vulkan(tmp_path):
     scene = shared_model("dm_control/cheetah.xml")
     got = {}
     for backend in ("vulkan", "cpu"):
-        script = tmp_path / f"batch_{backend}.py"
-        script.write_text(textwrap.dedent(f"""
+        stdout = _python(tmp_path / f"batch_{backend}.py", f"""
             import json, sys
             import numpy as np
             from rigidsim import Batch
@@ -206,13 +210,10 @@ def test_batch_on_vulkan(tmp_path):
             b.step(ctrl=u, n=5)
             f = b.frame()
             print(json.dumps({{"qpos": b.qpos.tolist(), "time": b.time.tolist(), "xpos": f["xpos"].tolist()}}))
-        """))
-        p = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=cli_env(), capture_output=True, text=True,
-                           timeout=600)
-        assert p.returncode == 0, p.stdout + p.stderr
+        """)
         import json
 
-        got[backend] = {k: np.asarray(v) for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
+        got[backend] = {k: np.asarray(v) for k, v in json.loads(stdout.strip().splitlines()[-1]).items()}
     np.testing.assert_allclose(got["vulkan"]["time"], [0.35, 0.05, 0.35], rtol=1e-5)
     for k, v in got["cpu"].items():
         np.testing.assert_allclose(got["vulkan"][k], v, **F32, err_msg=k)

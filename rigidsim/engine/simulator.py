@@ -369,7 +369,8 @@ class Simulator:
         else:
             self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator, frames,
                                    self._crec, self._status)
-        if self.backend != "cpu" and li[L.LAUNCH_CONTACTS]:
+        if self.backend != "cpu" and li[L.LAUNCH_CONTACTS] and not lang.LAUNCH_STEPS_MAX:
+            # the pool's counter, as the kernel left it (Vulkan does not count: `record_constraint`)
             li[L.LAUNCH_POOL_N] = self._launch_i.to_numpy()[L.LAUNCH_POOL_N]
 
     def _pool(self, rows: int) -> None:
