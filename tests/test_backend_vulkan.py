@@ -160,7 +160,7 @@ def test_the_loop_limit_failure_names_the_driver_and_what_to_do():
     from rigidsim.loaders import load_scene
 
     sim = Simulator(load_scene("pendulum"), 3)
-    sim._status[1] = (L.ENV_FAILED, 41, L.FAIL_LOOP_LIMIT, 0)
+    sim._status[1, :4] = (L.ENV_FAILED, 41, L.FAIL_LOOP_LIMIT, 0)
     step, env, msg = sim._failure()
     assert (step, env) == (41, 1)
     assert "65,535" in msg and "llvmpipe" in msg and "--backend cpu" in msg and "step 41" in msg

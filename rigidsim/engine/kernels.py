@@ -24,9 +24,10 @@ from rigidsim.engine.lang import env_begin, env_end, env_loop, env_of, in_slice,
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY,
+    ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY, LAUNCH_PASS,
     LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD,
-    LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, SZ_NA, SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, STAGE_NAMES, STATUS_RESUMED, STATUS_START, SZ_NA, SZ_NCONMAX,
+    SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -106,12 +107,13 @@ def forward_kernel(
 
 
 @ti.func
-def _loop_canary(b, s0, status: ti.template(), launch: ti.template()):
+def _loop_canary(b, s0, status: ti.template(), launch: ti.template(), where=0):
     """On a device: fail env b (status FAIL_LOOP_LIMIT) when its launch's loops were cut short. Mesa's software
     Vulkan driver (llvmpipe, lavapipe) ends every loop of a shader invocation once all its loops together have
     iterated 65,535 times, silently: a launch of 100 cheetah steps did 68 (issue 30). A loop that runs
     launch[LAUNCH_CANARY] = 2 times (a bound the compiler cannot see) then stops after its first pass, and
-    leaves its counter at 0 instead of 1."""
+    leaves its counter at 0 instead of 1. `where`: the part of the step the launch's kernel did (status[b, 3]:
+    0 all of it, else `layout.STAGE_NAMES`' index of a staged task's part)."""
     last = 0
     for k in range(launch[LAUNCH_CANARY]):
         last = k
@@ -119,7 +121,7 @@ def _loop_canary(b, s0, status: ti.template(), launch: ti.template()):
         status[b, 0] = ENV_FAILED
         status[b, 1] = s0
         status[b, 2] = FAIL_LOOP_LIMIT
-        status[b, 3] = 0
+        status[b, 3] = where
 
 
 @ti.func
@@ -182,6 +184,70 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: 
 
 
 @ti.func
+def _check_state(m: ti.template(), d: ti.template(), b, gs, status: ti.template()):
+    """1 when env b's qpos and qvel are finite at step gs, else 0 (status[b]: the first bad value)."""
+    alive = 1
+    # x - x is 0 for finite x and NaN otherwise: one branch per step unless something is bad
+    z = 0.0
+    for i in range(m.opt_i[SZ_NQ]):
+        z = z + (d.qpos[b, i] - d.qpos[b, i])
+    for i in range(m.opt_i[SZ_NV]):
+        z = z + (d.qvel[b, i] - d.qvel[b, i])
+    if not (z == 0.0):  # NaN compares unequal to everything
+        for i in range(m.opt_i[SZ_NQ]):
+            if not _check(d.qpos[b, i], 1, b, gs, status):
+                alive = 0
+        for i in range(m.opt_i[SZ_NV]):
+            if not _check(d.qvel[b, i], 2, b, gs, status):
+                alive = 0
+    return alive
+
+
+@ti.func
+def _capacity_ok(m: ti.template(), d: ti.template(), b, gs, status: ti.template(), launch: ti.template()):
+    """After the forward pass of step gs: 1 when env b's contacts fit max_contacts; else 0, the env paused
+    (LAUNCH_GROW: the step is done again in a larger buffer) or failed, nothing dropped."""
+    ok = 1
+    if d.ncon[b] > m.opt_i[SZ_NCONMAX]:
+        ok = 0
+        if launch[LAUNCH_GROW] != 0:
+            status[b, 0] = ENV_PAUSED_CAPACITY
+            status[b, 1] = gs
+            status[b, 3] = d.ncon[b]
+        elif status[b, 0] == 0:
+            status[b, 0] = 1
+            status[b, 1] = gs
+            status[b, 2] = 4
+            status[b, 3] = d.ncon[b]
+    return ok
+
+
+@ti.func
+def _recorded(m: ti.template(), d: ti.template(), b, gs, s, frames: ti.template(), crec: ti.template(),
+              status: ti.template(), launch: ti.template(), extra: ti.template()):
+    """After the forward pass of step gs (s of the launch): qacc checked, then the frame recorded on every
+    every-th step and at the launch's final pass. 0 when env b stops here: qacc not finite, or no room for its
+    contacts in the pool (paused: resumed by the next launch); else 1."""
+    alive = 1
+    z = 0.0
+    for i in range(m.opt_i[SZ_NV]):
+        z = z + (d.qacc[b, i] - d.qacc[b, i])
+    if not (z == 0.0):  # NaN compares unequal to everything
+        for i in range(m.opt_i[SZ_NV]):
+            if not _check(d.qacc[b, i], 3, b, gs, status):
+                alive = 0
+    every = launch[LAUNCH_EVERY]
+    # every every-th step, and the final state when every does not divide the run
+    if alive and launch[LAUNCH_RECORD] != 0 and (gs % every == 0 or s == launch[LAUNCH_NSTEPS]):
+        if not _record(m, d, b, frames, crec, launch, (gs + every - 1) // every - launch[LAUNCH_FRAME0], extra,
+                       launch[LAUNCH_CONTACTS]):
+            alive = 0
+            status[b, 0] = ENV_PAUSED_POOL
+            status[b, 1] = gs
+    return alive
+
+
+@ti.func
 def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
                  crec: ti.template(), status: ti.template(), launch: ti.template(), integrator: ti.template(),
                  constraint: ti.template(), kinds: ti.template(), extra: ti.template()):
@@ -189,17 +255,11 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
     no room left in the contact pool pauses after the forward pass of step gs, before recording it
     (status[b] = (2, gs)); a launch with launch[LAUNCH_RESUME] = 1 runs the paused envs alone, from that
     point on (the forward pass is not redone: nothing of the env changed), into a larger pool."""
-    nq = m.opt_i[SZ_NQ]
-    nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
     s0 = launch[LAUNCH_S0]
     nsteps = launch[LAUNCH_NSTEPS]
-    every = launch[LAUNCH_EVERY]
-    frame0 = launch[LAUNCH_FRAME0]
     final = launch[LAUNCH_FINAL]
     use_ctrl = launch[LAUNCH_USE_CTRL]
-    record = launch[LAUNCH_RECORD]
-    contacts = launch[LAUNCH_CONTACTS]
     start = 0
     resumed = 0  # 1 while the paused step's forward pass is kept
     if launch[LAUNCH_RESUME] != 0:
@@ -220,19 +280,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                 row = gs if nrow > 1 else 0  # the sequence from the call's first step
                 for i in range(nu):
                     d.ctrl[b, i] = ctrl_seq[row, bc, i]
-            # x - x is 0 for finite x and NaN otherwise: one branch per step unless something is bad
-            z = 0.0
-            for i in range(nq):
-                z = z + (d.qpos[b, i] - d.qpos[b, i])
-            for i in range(nv):
-                z = z + (d.qvel[b, i] - d.qvel[b, i])
-            if not (z == 0.0):  # NaN compares unequal to everything
-                for i in range(nq):
-                    if not _check(d.qpos[b, i], 1, b, gs, status):
-                        alive = 0
-                for i in range(nv):
-                    if not _check(d.qvel[b, i], 2, b, gs, status):
-                        alive = 0
+            alive = _check_state(m, d, b, gs, status)
         if alive:
             for stage in range(4 if ti.static(integrator == INT_RK4) else 1):
                 if alive:
@@ -241,33 +289,10 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                             if stage > 0:
                                 rk_prepare(m, d, b, stage)
                         forward(m, d, b, integrator, constraint, kinds)
-                        if d.ncon[b] > m.opt_i[SZ_NCONMAX]:  # more contacts than max_contacts: stop, drop nothing
-                            alive = 0
-                            if launch[LAUNCH_GROW] != 0:  # pause: the step is done again in a larger buffer
-                                status[b, 0] = ENV_PAUSED_CAPACITY
-                                status[b, 1] = gs
-                                status[b, 3] = d.ncon[b]
-                            elif status[b, 0] == 0:
-                                status[b, 0] = 1
-                                status[b, 1] = gs
-                                status[b, 2] = 4
-                                status[b, 3] = d.ncon[b]
+                        alive = _capacity_ok(m, d, b, gs, status, launch)
                     resumed = 0
                     if alive and stage == 0:
-                        z = 0.0
-                        for i in range(nv):
-                            z = z + (d.qacc[b, i] - d.qacc[b, i])
-                        if not (z == 0.0):  # NaN compares unequal to everything
-                            for i in range(nv):
-                                if not _check(d.qacc[b, i], 3, b, gs, status):
-                                    alive = 0
-                        # every every-th step, and the final state when every does not divide the run
-                        if alive and record != 0 and (gs % every == 0 or s == nsteps):
-                            if not _record(m, d, b, frames, crec, launch, (gs + every - 1) // every - frame0,
-                                           extra, contacts):
-                                alive = 0  # no room for its contacts: pause here, resumed by the next launch
-                                status[b, 0] = ENV_PAUSED_POOL
-                                status[b, 1] = gs
+                        alive = _recorded(m, d, b, gs, s, frames, crec, status, launch, extra)
                     if ti.static(integrator == INT_RK4):
                         if alive and s < nsteps:
                             rk_store(m, d, b, stage)
@@ -277,6 +302,104 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                 integrate(m, d, b, integrator)
     if ti.static(lang.LOOP_CANARY):
         _loop_canary(b, s0, status, launch)
+
+
+# ----------------------------------------------------------------------------- a device's staged launch
+# On Vulkan a launch is one pass of one step (`lang.LAUNCH_STEPS_MAX`: the step, then in a launch of its own the
+# final forward pass, launch[LAUNCH_PASS]), cut into tasks: each a loop over the envs of its own at the kernel's
+# top level, which the kernel language compiles to a shader of its own and runs after the one before it has
+# finished (`_staged`). A rollout kernel as one shader took Mesa's software driver 110 s to compile for the
+# cheetah and 10 min with every collider in, more than linearly in its size; and that driver's 65,535 loop
+# iterations (`_loop_canary`) are then counted per task, not per step.
+
+
+@ti.func
+def _in_pass(b, p, status: ti.template(), launch: ti.template()):
+    """Whether env b does pass p of the launch: it runs, and the launch's passes (its step, then the final
+    forward pass) reach p from the pass it starts at."""
+    return (status[b, 0] == ENV_RUNNING and status[b, STATUS_START] <= p
+            and p < launch[LAUNCH_NSTEPS] + launch[LAUNCH_FINAL])
+
+
+@ti.func
+def _forward_due(b, p, status: ti.template(), launch: ti.template()):
+    """Whether env b does pass p's forward pass: `_in_pass`, unless the pass is the one it paused in for room in
+    the contact pool, whose forward pass is kept."""
+    return _in_pass(b, p, status, launch) and not (status[b, STATUS_START] == p and status[b, STATUS_RESUMED] != 0)
+
+
+@ti.func
+def _staged_begin(m: ti.template(), d: ti.template(), b, p, ctrl_seq: ti.template(), status: ti.template(),
+                  launch: ti.template()):
+    """Pass p's start: (first pass) where env b starts, as `_rollout_env`; its controls, its state checked."""
+    s0 = launch[LAUNCH_S0]
+    if p == 0:
+        start = 0
+        resumed = 0
+        if launch[LAUNCH_RESUME] != 0:
+            start = launch[LAUNCH_NSTEPS] + launch[LAUNCH_FINAL]  # not paused: nothing to do
+            if status[b, 0] == ENV_PAUSED_POOL or status[b, 0] == ENV_PAUSED_CAPACITY:
+                start = status[b, 1] - s0
+                resumed = 1 if status[b, 0] == ENV_PAUSED_POOL else 0
+                status[b, 0] = ENV_RUNNING
+        status[b, STATUS_START] = start
+        status[b, STATUS_RESUMED] = resumed
+    if _in_pass(b, p, status, launch):
+        gs = s0 + p
+        if launch[LAUNCH_USE_CTRL] != 0 and p < launch[LAUNCH_NSTEPS]:
+            row = gs if ctrl_seq.shape[0] > 1 else 0
+            bc = b if ctrl_seq.shape[1] > 1 else 0
+            for i in range(m.opt_i[SZ_NU]):
+                d.ctrl[b, i] = ctrl_seq[row, bc, i]
+        _check_state(m, d, b, gs, status)
+
+
+@ti.func
+def _staged_end(m: ti.template(), d: ti.template(), b, p, frames: ti.template(),
+                crec: ti.template(), status: ti.template(), launch: ti.template(), integrator: ti.template(),
+                extra: ti.template()):
+    """Pass p's end, as `_rollout_env` ends a step: the contact capacity and qacc checked, the frame recorded,
+    the state integrated (not after the final pass)."""
+    if _in_pass(b, p, status, launch):
+        gs = launch[LAUNCH_S0] + p
+        alive = 1
+        if _forward_due(b, p, status, launch):
+            alive = _capacity_ok(m, d, b, gs, status, launch)
+        status[b, STATUS_RESUMED] = 0
+        if alive:
+            alive = _recorded(m, d, b, gs, p, frames, crec, status, launch, extra)
+        if alive and p < launch[LAUNCH_NSTEPS]:
+            integrate(m, d, b, integrator)
+
+
+@ti.func
+def _staged(m: ti.template(), d: ti.template(), b, task: ti.template(), ctrl_seq: ti.template(),
+            frames: ti.template(), crec: ti.template(), status: ti.template(), launch: ti.template(),
+            integrator: ti.template(), smooth: ti.template(), parts: ti.template(), kinds: ti.template(),
+            extra: ti.template()):
+    """Task `task` of the launch's pass p (launch[LAUNCH_PASS]) for env b: 0 the pass's start, 1 the smooth forward pass (with `smooth` as its
+    constraint stage: `forward.no_constraint` in a scene without constraints, nothing in one with them), then
+    the constraint stage's parts `parts` (each ``part(m, d, b, kinds)``), then the pass's end."""
+    p = launch[LAUNCH_PASS]
+    if ti.static(task == 0):
+        _staged_begin(m, d, b, p, ctrl_seq, status, launch)
+    elif ti.static(task == 1):
+        if _forward_due(b, p, status, launch):
+            forward(m, d, b, integrator, smooth, kinds)
+    elif ti.static(task < len(parts) + 2):
+        if _forward_due(b, p, status, launch):
+            ti.static(parts[task - 2])(m, d, b, kinds)
+    else:
+        _staged_end(m, d, b, p, frames, crec, status, launch, integrator, extra)
+    if ti.static(lang.LOOP_CANARY):
+        _loop_canary(b, launch[LAUNCH_S0] + p, status, launch,
+                     ti.static(1 + task if task < 2 + len(parts) else len(STAGE_NAMES) - 1))
+
+
+def staged(integrator) -> bool:
+    """Whether a rollout kernel runs as `_staged` tasks: on a backend with LAUNCH_STEPS_MAX, but RK4 (whose
+    four forward passes a step keep stage state between them) in one task."""
+    return bool(lang.LAUNCH_STEPS_MAX) and integrator != INT_RK4
 
 
 @kernel
@@ -300,19 +423,39 @@ def rollout_kernel(
     # Out:
     frames: ND, crec: ND, status: ND,
 ):
-    env_loop()
-    for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
-        if in_slice(i, launch, nenv):
-            b = env_of(i, time.shape[0])
-            _rollout_env(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)
+    if ti.static(staged(integrator)):
+        for task in ti.static(range(3)):
+            for i in range(nenv):
+                if in_slice(i, launch, nenv):
+                    b = env_of(i, time.shape[0])
+                    _staged(
+                        # >>> generated: groups
+                        _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i,
+                               act_f, act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i,
+                               pair_f, pair_i, bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f,
+                               mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i,
+                               hfield_data, opt_f, opt_i),
+                        _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M,
+                              geom, site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f,
+                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v,
+                              solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
+                        # <<< generated
+                        b, task, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, (), 0, no_extra)
+    else:
+        env_loop()
+        for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
+            if in_slice(i, launch, nenv):
+                b = env_of(i, time.shape[0])
+                _rollout_env(
+                    # >>> generated: groups
+                    _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                           act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                           bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
+                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
+                           opt_i),
+                    _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                          site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
+                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
+                          solver_efc_i, solver_H, solver_Hcone, solver_n),
+                    # <<< generated
+                    b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)

@@ -326,17 +326,27 @@ MINVAL = 1e-15  # mjMINVAL
 # LAUNCH_POOL_N: the contact pool's rows handed out, counted up by the kernel (past the pool's size when an
 # env found no room); LAUNCH_ENV0, LAUNCH_ENV1: the launch's slice of the env loop, iterations [ENV0, ENV1) of
 # B (`lang.env_of` maps an iteration to its env): a launch may step some envs alone; LAUNCH_CANARY: 2, the
-# length of the loop that ends each env's launch on a device (`kernels._loop_canary`)
+# length of the loop that ends each env's launch on a device (`kernels._loop_canary`); LAUNCH_PASS: the pass a
+# staged launch does (`kernels._staged`: 0 the step, or the final pass when the launch has no step; 1 the final
+# pass after the step)
 LAUNCH_S0, LAUNCH_NSTEPS, LAUNCH_EVERY, LAUNCH_FRAME0, LAUNCH_FINAL, LAUNCH_USE_CTRL, LAUNCH_RECORD = range(7)
 LAUNCH_CONTACTS, LAUNCH_RESUME, LAUNCH_POOL_N, LAUNCH_GROW, LAUNCH_ENV0, LAUNCH_ENV1 = 7, 8, 9, 10, 11, 12
-LAUNCH_CANARY = 13
-NLAUNCH = 14
+LAUNCH_CANARY, LAUNCH_PASS = 13, 14
+NLAUNCH = 15
 # status[b, 0] of a rollout's env: 0 running, 1 failed (status[b, 1:4]: step, kind, detail), 2 paused for room
 # in the contact pool, 3 paused for contact capacity (LAUNCH_GROW: max_contacts is sized automatically;
 # status[b, 3]: the contacts it found), both at step status[b, 1]. A failure's kind (status[b, 2]): 1 qpos, 2
 # qvel, 3 qacc not finite, 4 more contacts than max_contacts, FAIL_LOOP_LIMIT the device cut its loops short
 FAIL_LOOP_LIMIT = 5
 ENV_RUNNING, ENV_FAILED, ENV_PAUSED_POOL, ENV_PAUSED_CAPACITY = 0, 1, 2, 3
+# status[b, STATUS_START], status[b, STATUS_RESUMED]: what a device's staged launch (`kernels._staged`) keeps
+# between its tasks: the first pass of the launch env b does, and 1 while that pass's forward is kept (paused for
+# the pool); the host reads columns 0-3 alone
+STATUS_START, STATUS_RESUMED = 4, 5
+NSTATUS = 6
+# what a launch cut short by a device's loop limit was doing (status[b, 3] of FAIL_LOOP_LIMIT): the whole step,
+# or a staged task (`kernels._staged`): the step's start, the smooth dynamics, the constraint stage's parts, its end
+STAGE_NAMES = ("step", "start", "smooth dynamics", "collision", "constraint rows", "constraint solver", "end")
 
 FRAME_KEYS = ("time", "qpos", "qvel", "qacc", "ctrl", "act", "xpos", "xquat")
 CONSTRAINT_KEYS = ("ncon", "nefc", "solver_niter", "solver_converged", "qfrc_constraint")

@@ -201,11 +201,11 @@ class Simulator:
         elif self.backend == "cpu":
             self._d = {k: np.ascontiguousarray(v) for k, v in d.items()}
             self._dflat = tuple(self._d[k].reshape(-1) for k in L.DATA_ARGS)
-            self._status = np.zeros((self.n_envs, 4), np.int32)
+            self._status = np.zeros((self.n_envs, L.NSTATUS), np.int32)
         else:
             self._d = {k: self._dev(v.reshape(-1)) for k, v in d.items()}
             self._dflat = tuple(self._d[k] for k in L.DATA_ARGS)
-            self._status = self._dev(np.zeros((self.n_envs, 4), np.int32))
+            self._status = self._dev(np.zeros((self.n_envs, L.NSTATUS), np.int32))
 
     # ------------------------------------------------------------------ stages
     def kinematics(self) -> None:
@@ -359,16 +359,20 @@ class Simulator:
         li[L.LAUNCH_CONTACTS] = int(self._rec_contacts and record)
         li[L.LAUNCH_RESUME] = int(resume)
         li[L.LAUNCH_GROW] = int(self._grow)
-        if self.backend != "cpu":
-            self._launch_i.from_numpy(li)
-        if self.nefcmax:
-            from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
+        # a staged kernel (a device's) does one pass a launch: the step, then the final pass (`kernels._staged`);
+        # one launch at least: `prepare` compiles with a launch of no step
+        for p in range(max(1, n + int(final))) if self._k.staged(self.integrator) else (0,):
+            li[L.LAUNCH_PASS] = p
+            if self.backend != "cpu":
+                self._launch_i.from_numpy(li)
+            if self.nefcmax:
+                from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
 
-            constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
-                                      self._cfg, frames, self._crec, self._status)
-        else:
-            self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator, frames,
-                                   self._crec, self._status)
+                constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
+                                          self._cfg, frames, self._crec, self._status)
+            else:
+                self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
+                                       frames, self._crec, self._status)
         if self.backend != "cpu" and li[L.LAUNCH_CONTACTS] and not lang.LAUNCH_STEPS_MAX:
             # the pool's counter, as the kernel left it (Vulkan does not count: `record_constraint`)
             li[L.LAUNCH_POOL_N] = self._launch_i.to_numpy()[L.LAUNCH_POOL_N]
@@ -488,8 +492,9 @@ class Simulator:
                                f"{self.nconmax} holds; raise max_contacts (--set max_contacts=N, or null to let it "
                                f"grow as needed)")
         if kind == L.FAIL_LOOP_LIMIT:
+            what = f" ({L.STAGE_NAMES[inf]})" if 0 < inf < len(L.STAGE_NAMES) else ""
             return step, env, (f"the {self.backend} device stopped env {env}'s loops before their end in the launch "
-                               f"from step {step}. Mesa's software Vulkan driver (llvmpipe) ends every loop of a "
+                               f"from step {step}{what}. Mesa's software Vulkan driver (llvmpipe) ends every loop of a "
                                f"kernel after 65,535 iterations in all, and a step of this scene needs more; run it "
                                f"on a GPU's own driver, or with --backend cpu")
         what = "Inf" if inf else "NaN"

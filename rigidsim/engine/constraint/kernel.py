@@ -7,9 +7,9 @@ from rigidsim.engine.lang import ti
 from rigidsim.engine.lang import env_begin, env_end, env_loop, env_of, in_slice, kernel
 
 from rigidsim.engine.constraint.record import record_constraint
-from rigidsim.engine.constraint.stage import constraint_stage
+from rigidsim.engine.constraint.stage import STAGED_PARTS, constraint_stage, no_stage
 from rigidsim.engine.forward import forward
-from rigidsim.engine.kernels import ND, _data, _model, _rollout_env
+from rigidsim.engine.kernels import ND, _data, _model, _rollout_env, _staged, staged
 
 
 @kernel
@@ -74,19 +74,40 @@ def constraint_rollout_kernel(
 ):
     """`kernels.rollout_kernel` with the constraint stage in every forward pass; each frame also records the
     constraint fields (`layout.frame_layout`), with the contacts when launch[LAUNCH_CONTACTS] is 1."""
-    env_loop()
-    for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
-        if in_slice(i, launch, nenv):
-            b = env_of(i, time.shape[0])
-            _rollout_env(
-                # >>> generated: groups
-                _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
-                       act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
-                       bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
-                _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
-                      site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
-                # <<< generated
-                b, ctrl_seq, frames, crec, status, launch, integrator, constraint_stage, kinds, record_constraint)
+    if ti.static(staged(integrator)):
+        for task in ti.static(range(3 + len(STAGED_PARTS))):
+            for i in range(nenv):
+                if in_slice(i, launch, nenv):
+                    b = env_of(i, time.shape[0])
+                    _staged(
+                        # >>> generated: groups
+                        _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i,
+                               act_f, act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i,
+                               pair_f, pair_i, bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f,
+                               mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i,
+                               hfield_data, opt_f, opt_i),
+                        _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M,
+                              geom, site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f,
+                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v,
+                              solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
+                        # <<< generated
+                        b, task, ctrl_seq, frames, crec, status, launch, integrator, no_stage, STAGED_PARTS, kinds,
+                        record_constraint)
+    else:
+        env_loop()
+        for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
+            if in_slice(i, launch, nenv):
+                b = env_of(i, time.shape[0])
+                _rollout_env(
+                    # >>> generated: groups
+                    _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
+                           act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
+                           bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
+                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
+                           opt_i),
+                    _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
+                          site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
+                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
+                          solver_efc_i, solver_H, solver_Hcone, solver_n),
+                    # <<< generated
+                    b, ctrl_seq, frames, crec, status, launch, integrator, constraint_stage, kinds, record_constraint)

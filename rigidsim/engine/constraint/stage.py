@@ -62,3 +62,33 @@ def _rows(m: ti.template(), d: ti.template(), b, ncon, rows: ti.template()):
 @ti.func
 def _solve(m: ti.template(), d: ti.template(), b, n, variant: ti.template()):
     fwd_constraint(m, d, b, variant)
+
+
+# A device's staged launch (`kernels._staged`): the smooth forward pass with `no_stage` as its constraint stage,
+# then these parts, each a task of its own, in this order; ``part(m, d, b, cfg)``.
+@ti.func
+def no_stage(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
+    """Nothing: the constraint stage follows as tasks of its own."""
+    pass
+
+
+@ti.func
+def _staged_collide(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
+    if ti.static((cfg & 0xFFFFFFFF) != 0):
+        _collide(m, d, b, 0, ti.static(cfg & 0xFFFFFFFF))
+
+
+@ti.func
+def _staged_rows(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
+    ncon = 0
+    if ti.static((cfg & 0xFFFFFFFF) != 0):
+        ncon = ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])
+    _rows(m, d, b, ncon, ti.static(cfg >> ROWS_SHIFT))
+
+
+@ti.func
+def _staged_solve(m: ti.template(), d: ti.template(), b, cfg: ti.template()):
+    _solve(m, d, b, 0, ti.static((cfg >> SOLVER_SHIFT) & 0xFFFF))
+
+
+STAGED_PARTS = (_staged_collide, _staged_rows, _staged_solve)
