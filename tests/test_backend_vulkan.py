@@ -1,7 +1,7 @@
 """The device code path on Vulkan (issue 30), run here on Mesa's software driver (llvmpipe; `.ci/run` installs
 mesa-vulkan-drivers), against the CPU engine at float32: the same scene, batch and steps through the real
 command line, every frame compared. The Vulkan runs skip when this machine has no Vulkan device; choosing a
-backend is tested without one.
+backend is tested without one. Every bundled scene: tests/test_backend_vulkan_sweep.py.
 
 Three faults made a Vulkan run wrong without a word before: llvmpipe ends all the loops of a kernel once they
 have iterated 65,535 times together (a 100-step launch of the cheetah did 68 steps); the constraint stage's
@@ -10,7 +10,6 @@ atomic counter ran once a launch there (a run's final frame showed the contacts 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -88,6 +87,7 @@ def _read(path):
         got = {k: f[k][()] for k in ("time", "qpos", "qvel", "xpos")}
         got["backend"] = f.attrs["backend"]
         got["complete"] = int(f.attrs["complete"])
+        got["init_qpos"] = f["init/qpos"][()]
         if "contacts" in f:
             got["contacts"] = {k: f["contacts"][k][()] for k in f["contacts"]}
     return got
@@ -163,7 +163,9 @@ def test_the_loop_limit_failure_names_the_driver_and_what_to_do():
     sim._status[1, :4] = (L.ENV_FAILED, 41, L.FAIL_LOOP_LIMIT, 0)
     step, env, msg = sim._failure()
     assert (step, env) == (41, 1)
-    assert "65,535" in msg and "llvmpipe" in msg and "--backend cpu" in msg and "step 41" in msg
+    assert "65,535" in msg and "llvmpipe" in msg and "--backend cpu" in msg and "step 41." in msg
+    sim._status[1, 3] = L.STAGE_NAMES.index("constraint solver")  # a staged launch's task (`kernels._staged`)
+    assert "from step 41 (constraint solver)." in sim._failure()[2]
 
 
 @pytest.fixture(scope="module")
@@ -220,36 +222,40 @@ def test_batch_on_vulkan(tmp_path):
     assert np.abs(got["cpu"]["qpos"][0] - got["cpu"]["qpos"][2]).max() > 1e-3  # the controls differ per env
 
 
-# ---------------------------------------------------------------------------------------------------- the sweep
-def _bundled():
-    from rigidsim.bundled import scene_names
+def _same_contacts(cv, cc, atol=F32["atol"]):
+    """The contacts of every frame of the Vulkan file `cv` (which may end early) are the CPU's `cc`: the same
+    pairs, frame by frame; points, normals and depths within `atol`; forces within 1e-4 of the largest."""
+    rows = cc["offsets"][len(cv["offsets"]) - 1]
+    np.testing.assert_array_equal(cv["offsets"], cc["offsets"][:len(cv["offsets"])])
+    np.testing.assert_array_equal(cv["geom"], cc["geom"][:rows])
+    for k in ("position", "normal", "penetration"):
+        np.testing.assert_allclose(cv[k], cc[k][:rows], rtol=F32["rtol"], atol=atol, err_msg=k)
+    if rows:
+        np.testing.assert_allclose(cv["force"], cc["force"][:rows], rtol=1e-4,
+                                   atol=1e-4 * np.abs(cc["force"][:rows]).max())
 
-    return scene_names()
 
-
-SWEEP_SHARED = ("dm_control/hopper.xml", "dm_control/walker.xml", "dm_control/ball_in_cup.xml",
-                "dm_control/finger.xml")  # shared models with contacts (the cheetah is in the default suite)
+BOXES_ON_A_FLOOR = """<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+{boxes}  </worldbody>
+</mujoco>
+"""
 
 
 @needs_vulkan
-@pytest.mark.skipif(os.environ.get("RIGIDSIM_SWEEP") != "1", reason="RIGIDSIM_SWEEP=1: every bundled scene on Vulkan "
-                    "(minutes each on the software driver; the default suite runs the cheetah)")
-@pytest.mark.parametrize("scene", _bundled() + [f"shared:{m}" for m in SWEEP_SHARED])
-def test_sweep_every_bundled_scene_on_vulkan(tmp_path, scene):
-    """Every bundled scene and a few shared models with contacts: 100 steps of 4 envs, every frame within
-    float32 tolerances of the CPU's. On llvmpipe a scene whose step
-    needs more than 65,535 loop iterations (the 27 boxes and the sphere bin, once they land: about step 32)
-    fails instead, exit 1 naming the limit, and the frames it wrote before are the CPU's."""
-    if scene.startswith("shared:"):
-        scene = shared_model(scene[len("shared:"):])
-    vk, cpu = (_read(p) for p in _runs(tmp_path, scene, vulkan_may_fail=True))
-    n = len(vk["time"])
-    assert n == STEPS + 1 or (30 <= n < STEPS and vk["complete"] == 0), n
+def test_contact_capacity_grows_on_vulkan(tmp_path):
+    """18 boxes resting on a floor make 72 contacts, more than the 64 the contact capacity starts with: each env
+    pauses after its first forward pass, the buffers grow, and the paused envs do the step again in a launch of
+    their own (the staged launch's resume: `kernels._staged_begin`). Every frame and contact as the CPU's."""
+    from rigidsim.engine.simulator import CONTACTS_START
+
+    boxes = "".join(f'    <body pos="{0.5 * (k % 6)} {0.5 * (k // 6)} 0.099"><freejoint/>'
+                    f'<geom type="box" size="0.1 0.1 0.1"/></body>\n' for k in range(18))
+    scene = tmp_path / "boxes.xml"
+    scene.write_text(BOXES_ON_A_FLOOR.format(boxes=boxes))
+    vk, cpu = (_read(p) for p in _runs(tmp_path, scene))
+    assert cpu["contacts"]["offsets"][ENVS] == 18 * 4 * ENVS > CONTACTS_START * ENVS  # frame 0: 72 an env
     for k in ("time", "qpos", "qvel", "xpos"):
-        np.testing.assert_allclose(vk[k], cpu[k][:n], rtol=1e-4, atol=1e-4, err_msg=k)
-    if "contacts" in cpu:
-        cv, cc = vk["contacts"], cpu["contacts"]
-        rows = cc["offsets"][len(cv["offsets"]) - 1]
-        np.testing.assert_array_equal(cv["offsets"], cc["offsets"][:len(cv["offsets"])])
-        for k in ("position", "normal", "penetration"):
-            np.testing.assert_allclose(cv[k], cc[k][:rows], rtol=1e-4, atol=1e-4, err_msg=k)
+        np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
+    _same_contacts(vk["contacts"], cpu["contacts"])
