@@ -41,18 +41,17 @@ class Batch:
     (`reset`); see the module docstring."""
 
     def __init__(self, scene: str | Path, envs: int = 1, options: Optional[Mapping[str, Any] | str | Path] = None,
-                 sets: Sequence[str] = (), keyframe: Optional[str] = None, seed: int = 0, precision: int = 64,
+                 sets: Sequence[str] = (), keyframe: Optional[str] = None, seed: int = 0,
+                 precision: Optional[int] = None,
                  backend: str = "cpu"):
         from rigidsim import runner
 
         if int(envs) < 1:
             raise InputError(f"envs must be at least 1, got {envs}", where="envs")
-        if precision not in (32, 64):
-            raise InputError(f"precision must be 32 or 64, got {precision}", where="precision")
         self.scene = str(scene)
         self.n_envs = int(envs)
-        self.precision = int(precision)
         self.backend = runner.resolve_backend(backend)
+        self.precision = runner.resolve_precision(precision, self.backend, where="precision")
         from rigidsim.engine import runtime
 
         held = runtime.settings()

@@ -132,6 +132,21 @@ VULKAN_HINT = ("a Vulkan driver: a GPU vendor's, or Mesa's software one on Linux
                "apt-get install mesa-vulkan-drivers libvulkan1)")
 
 
+def resolve_precision(precision: Optional[int], backend: str, where: str = "--precision") -> int:
+    """The precision a run on `backend` (resolved) takes: `precision`, or 64 on the CPU and 32 on a device when
+    None. Vulkan has no float64 transcendentals: the kernel language compiles sin, cos, exp and the like to
+    GLSL's, which are 32-bit (a float64 kernel failed to compile: "Instruction Sin does not 64bits operation")."""
+    if precision is None:
+        return 64 if backend == "cpu" else 32
+    if precision not in (32, 64):
+        raise InputError(f"{where} must be 32 or 64, got {precision}", where=where)
+    if precision == 64 and backend == "vulkan":
+        raise InputError(f"{where} 64 is not available on Vulkan: the kernel language compiles sin, cos, exp and the "
+                         f"like to Vulkan's GLSL functions, which are 32-bit. Use {where} 32 (the default there), or "
+                         f"--backend cpu for float64", where=where)
+    return int(precision)
+
+
 def resolve_backend(backend: str, say: Optional[Callable[[str], None]] = None) -> str:
     """The backend `backend` (--backend) runs on: 'cpu', 'gpu' (CUDA) or 'vulkan'. 'auto' takes CUDA, then
     Vulkan, then the CPU, and tells `say` which it took and why."""
@@ -425,9 +440,7 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     record = parse_record(a.record)
     said: List[str] = []  # --backend auto's choice, a note of the run's
     backend = resolve_backend(a.backend, said.append)
-    precision = a.precision if a.precision is not None else (64 if backend == "cpu" else 32)
-    if precision not in (32, 64):
-        raise InputError(f"--precision must be 32 or 64, got {precision}", where="--precision")
+    precision = resolve_precision(a.precision, backend)
     if a.compression not in COMPRESSIONS:
         raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, got '{a.compression}'",
                          where="--compression")

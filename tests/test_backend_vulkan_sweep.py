@@ -1,6 +1,6 @@
-"""Every bundled scene, a few shared models with contacts and RK4 on Vulkan (issue 30), through `rigidsim run`
-on Mesa's software driver, against the CPU engine at float32: 100 steps of 4 envs. A file of its own so that
-the suite's two processes share the Vulkan tests (`--dist loadfile`).
+"""Every bundled scene on Vulkan (issue 30), through `rigidsim run` on Mesa's software driver, against the CPU
+engine at float32: 100 steps of 4 envs (shared models and RK4: tests/test_backend_vulkan_more.py). Files
+of their own so that the suite's two processes share the Vulkan tests (`--dist loadfile`).
 
 Two float32 engines round differently (the driver's division and square root, its instruction order), and a
 contact scene grows such differences as MuJoCo's own runs grow a 1e-9 perturbation (tests/test_parity_scenes):
@@ -10,8 +10,6 @@ a float32 rounding of an O(1) coordinate), plus FLOOR."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -20,9 +18,6 @@ from tests.test_backend_vulkan import ENVS, F32, STEPS, _read, _runs, _same_cont
 
 GAIN, FLOOR, PERTURB = 10.0, F32["atol"], 1e-7
 PILES = ("boxes27", "sphere_bin")  # a step's solve needs more than llvmpipe's 65,535 loop iterations once they land
-SHARED = ("dm_control/hopper.xml", "dm_control/walker.xml", "dm_control/ball_in_cup.xml")  # contacts; the
-#   cheetah is in test_backend_vulkan.py
-SHARED_LONG = ("dm_control/finger.xml",)  # its convex mesh pair's collision task: 2 min of compile, RIGIDSIM_SWEEP=1
 
 
 def _bundled():
@@ -43,7 +38,8 @@ def _perturbed_cpu(tmp_path, scene, extra, cpu):
     return _read(out)
 
 
-def _sweep(tmp_path, scene):
+def sweep(tmp_path, scene):
+    """`scene` (a bundled name, shared:PATH, or pendulum+rk4) on Vulkan and on the CPU, compared."""
     extra = ()
     if scene.startswith("shared:"):
         scene = shared_model(scene[len("shared:"):])
@@ -57,6 +53,10 @@ def _sweep(tmp_path, scene):
     else:
         assert n == STEPS + 1 and vk["complete"] == 1, n
     np.testing.assert_allclose(vk["time"], cpu["time"][:n], **F32)
+    if "contacts" not in cpu:  # no contact to grow a difference: float32 tolerances
+        for k in ("qpos", "qvel", "xpos"):
+            np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
+        return
     other = _perturbed_cpu(tmp_path, scene, extra, cpu)
     worst = 0.0
     for k in ("qpos", "qvel", "xpos"):
@@ -73,17 +73,10 @@ def _sweep(tmp_path, scene):
 
 
 @needs_vulkan
-@pytest.mark.parametrize("scene", _bundled() + [f"shared:{m}" for m in SHARED] + ["pendulum+rk4"])
+@pytest.mark.parametrize("scene", _bundled())
 def test_every_bundled_scene_on_vulkan(tmp_path, scene):
-    """Every frame's state and contacts as the CPU's, within float32's own divergence; RK4's step is one task
-    (`kernels.staged`), the others' six. The piles fail on llvmpipe once they land: exit 1 naming the limit and
-    the solver, and the frames before it are the CPU's."""
-    _sweep(tmp_path, scene)
+    """Every frame's state and contacts as the CPU's (with contacts: within float32's own divergence). The piles
+    fail on llvmpipe once they land: exit 1 naming the limit, and the frames before it are the CPU's."""
+    sweep(tmp_path, scene)
 
 
-@needs_vulkan
-@pytest.mark.skipif(os.environ.get("RIGIDSIM_SWEEP") != "1", reason="RIGIDSIM_SWEEP=1: the shared models whose "
-                    "collision compiles for minutes on the software driver")
-@pytest.mark.parametrize("scene", [f"shared:{m}" for m in SHARED_LONG])
-def test_more_shared_models_on_vulkan(tmp_path, scene):
-    _sweep(tmp_path, scene)
