@@ -506,11 +506,18 @@ class Simulator:
         and controls), so that its first launch finds its argument context ready."""
         if nstep is None:
             self._launch((self._noctrl, 0), 0, 0, 1, 0, False, False, self._nodata)
-            return
-        c = self._controls(self._ctrl_rows(ctrl, int(nstep)))
-        self._set_layout(contacts)
-        _, buf = self._rollout_buffer(int(nstep), int(every))
-        self._launch(c, 0, 0, int(every), 0, False, False, buf)
+        else:
+            c = self._controls(self._ctrl_rows(ctrl, int(nstep)))
+            self._set_layout(contacts)
+            _, buf = self._rollout_buffer(int(nstep), int(every))
+            self._launch(c, 0, 0, int(every), 0, False, False, buf)
+        if self.backend != "cpu":
+            # a device's launch returns before it has run, and Mesa's software driver compiles a shader to machine
+            # code when it first runs it: wait, so that the compile is done here (the cheetah's: 35 s on Vulkan),
+            # not in the run's first step (which `rigidsim run` times and reports as the run's)
+            from rigidsim.engine.lang import ti
+
+            ti.sync()
 
     def _pool_budget_rows(self) -> int:
         """The contact pool rows CONTACT_BUDGET_BYTES holds."""
