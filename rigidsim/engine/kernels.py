@@ -184,23 +184,26 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: 
 
 
 @ti.func
-def _check_state(m: ti.template(), d: ti.template(), b, gs, status: ti.template()):
-    """1 when env b's qpos and qvel are finite at step gs, else 0 (status[b]: the first bad value)."""
+def _finite(a: ti.template(), n, kind, b, gs, status: ti.template()):
+    """1 when a[b, :n] is finite at step gs, else 0 (status[b]: the first bad value, of kind `kind`)."""
     alive = 1
     # x - x is 0 for finite x and NaN otherwise: one branch per step unless something is bad
     z = 0.0
-    for i in range(m.opt_i[SZ_NQ]):
-        z = z + (d.qpos[b, i] - d.qpos[b, i])
-    for i in range(m.opt_i[SZ_NV]):
-        z = z + (d.qvel[b, i] - d.qvel[b, i])
+    for i in range(n):
+        z = z + (a[b, i] - a[b, i])
     if not (z == 0.0):  # NaN compares unequal to everything
-        for i in range(m.opt_i[SZ_NQ]):
-            if not _check(d.qpos[b, i], 1, b, gs, status):
-                alive = 0
-        for i in range(m.opt_i[SZ_NV]):
-            if not _check(d.qvel[b, i], 2, b, gs, status):
+        for i in range(n):
+            if not _check(a[b, i], kind, b, gs, status):
                 alive = 0
     return alive
+
+
+@ti.func
+def _check_state(m: ti.template(), d: ti.template(), b, gs, status: ti.template()):
+    """1 when env b's qpos and qvel are finite at step gs, else 0 (status[b]: the first bad value)."""
+    ok_qpos = _finite(d.qpos, m.opt_i[SZ_NQ], 1, b, gs, status)
+    ok_qvel = _finite(d.qvel, m.opt_i[SZ_NV], 2, b, gs, status)
+    return ok_qpos * ok_qvel
 
 
 @ti.func
@@ -228,14 +231,7 @@ def _recorded(m: ti.template(), d: ti.template(), b, gs, s, frames: ti.template(
     """After the forward pass of step gs (s of the launch): qacc checked, then the frame recorded on every
     every-th step and at the launch's final pass. 0 when env b stops here: qacc not finite, or no room for its
     contacts in the pool (paused: resumed by the next launch); else 1."""
-    alive = 1
-    z = 0.0
-    for i in range(m.opt_i[SZ_NV]):
-        z = z + (d.qacc[b, i] - d.qacc[b, i])
-    if not (z == 0.0):  # NaN compares unequal to everything
-        for i in range(m.opt_i[SZ_NV]):
-            if not _check(d.qacc[b, i], 3, b, gs, status):
-                alive = 0
+    alive = _finite(d.qacc, m.opt_i[SZ_NV], 3, b, gs, status)
     every = launch[LAUNCH_EVERY]
     # every every-th step, and the final state when every does not divide the run
     if alive and launch[LAUNCH_RECORD] != 0 and (gs % every == 0 or s == launch[LAUNCH_NSTEPS]):
