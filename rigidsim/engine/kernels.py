@@ -24,10 +24,10 @@ from rigidsim.engine.lang import env_begin, env_end, env_loop, env_of, in_slice,
 from rigidsim.engine import math as sm
 from rigidsim.engine.forward import forward, integrate, no_constraint, rk_prepare, rk_store
 from rigidsim.engine.layout import (
-    ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY, LAUNCH_PASS,
-    LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_RECORD,
-    LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, STAGE_NAMES, STATUS_RESUMED, STATUS_START, SZ_NA, SZ_NCONMAX,
-    SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY,
+    LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_PASS,
+    LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, STAGE_NAMES, STATUS_RESUMED, STATUS_START, SZ_NA,
+    SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
 from rigidsim.engine.smooth import kinematics
 
@@ -373,9 +373,10 @@ def _staged(m: ti.template(), d: ti.template(), b, task: ti.template(), ctrl_seq
             frames: ti.template(), crec: ti.template(), status: ti.template(), launch: ti.template(),
             integrator: ti.template(), smooth: ti.template(), parts: ti.template(), kinds: ti.template(),
             extra: ti.template()):
-    """Task `task` of the launch's pass p (launch[LAUNCH_PASS]) for env b: 0 the pass's start, 1 the smooth forward pass (with `smooth` as its
-    constraint stage: `forward.no_constraint` in a scene without constraints, nothing in one with them), then
-    the constraint stage's parts `parts` (each ``part(m, d, b, kinds)``), then the pass's end."""
+    """Task `task` of the launch's pass p (launch[LAUNCH_PASS]) for env b: 0 the pass's start, 1 the smooth
+    forward pass (with `smooth` as its constraint stage: `forward.no_constraint` in a scene without constraints,
+    nothing in one with them), then the constraint stage's parts `parts` (each ``part(m, d, b, kinds)``), then
+    the pass's end."""
     p = launch[LAUNCH_PASS]
     if ti.static(task == 0):
         _staged_begin(m, d, b, p, ctrl_seq, status, launch)
