@@ -1,24 +1,15 @@
 """The device code path on Vulkan (issue 30), run here on Mesa's software driver (llvmpipe; `.ci/run` installs
 mesa-vulkan-drivers), against the CPU engine at float32: the same scene, batch and steps through the real
 command line, every frame compared. The Vulkan runs skip when this machine has no Vulkan device; choosing a
-backend is tested without one. All of it in one file: the suite's processes split the work by file, and each
-would compile the shaders the Vulkan tests share (a minute of the driver's compile) once more.
+backend is tested without one. Every bundled scene: tests/test_backend_vulkan_sweep.py.
 
 Three faults made a Vulkan run wrong without a word before: llvmpipe ends all the loops of a kernel once they
 have iterated 65,535 times together (a 100-step launch of the cheetah did 68 steps); the constraint stage's
 parts, called as real functions, compiled to nothing on Vulkan (the cheetah never moved); and the contact pool's
-atomic counter ran once a launch there (a run's final frame showed the contacts of the frame before it).
-
-The sweep of every bundled scene, shared models and RK4 (`sweep`): two float32 engines round differently (the
-driver's division and square root, its instruction order), and a contact scene grows such differences as
-MuJoCo's own runs grow a 1e-9 perturbation (tests/test_parity_scenes): the humanoid's qvel is 1e-8 apart after
-one step, 1e-4 after 100. The bound is that rule's, at float32's scale: per frame, GAIN times the CPU's own
-divergence (to that frame) from a perturbation of qpos0 by PERTURB (about a float32 rounding of an O(1)
-coordinate), plus FLOOR."""
+atomic counter ran once a launch there (a run's final frame showed the contacts of the frame before it)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -268,109 +259,3 @@ def test_contact_capacity_grows_on_vulkan(tmp_path):
     for k in ("time", "qpos", "qvel", "xpos"):
         np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
     _same_contacts(vk["contacts"], cpu["contacts"])
-
-
-# ---------------------------------------------------------------------------------------------------- the sweep
-GAIN, FLOOR, PERTURB = 10.0, F32["atol"], 1e-7
-PILES = ("boxes27", "sphere_bin")  # a step's solve needs more than llvmpipe's 65,535 loop iterations once they land
-
-
-def _bundled():
-    from rigidsim.bundled import scene_names
-
-    return scene_names()
-
-
-def _perturbed_cpu(tmp_path, scene, extra, cpu):
-    """The CPU's float32 run of the same command from qpos0 + N(0, PERTURB) in each env."""
-    init = tmp_path / "init.npy"
-    q0 = cpu["init_qpos"]
-    np.save(init, (q0 + PERTURB * np.random.default_rng(0).standard_normal(q0.shape)).astype(np.float64))
-    out = tmp_path / "cpu_perturbed.h5"
-    p = rigidsim("run", scene, "--backend", "cpu", "--precision", "32", "--steps", STEPS, "--envs", ENVS,
-                 "--record", "qpos,qvel,xpos", "--init", init, "--out", out, *extra, timeout=900)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return _read(out)
-
-
-def sweep(tmp_path, scene):
-    """`scene` (a bundled name, shared:PATH, or pendulum+rk4) on Vulkan and on the CPU, compared."""
-    extra = ()
-    if scene.startswith("shared:"):
-        scene = shared_model(scene[len("shared:"):])
-    elif scene == "pendulum+rk4":
-        scene, extra = "pendulum", ("--set", "integrator=RK4", "--keyframe", "horizontal")
-    pile = scene in PILES
-    vk, cpu = (_read(p) for p in _runs(tmp_path, scene, *extra, vulkan_may_fail=pile))
-    n = len(vk["time"])
-    if pile:  # the frames before the failure: the launch that failed wrote nothing
-        assert 30 <= n < STEPS and vk["complete"] == 0, n
-    else:
-        assert n == STEPS + 1 and vk["complete"] == 1, n
-    np.testing.assert_allclose(vk["time"], cpu["time"][:n], **F32)
-    if "contacts" not in cpu:  # no contact to grow a difference: float32 tolerances
-        for k in ("qpos", "qvel", "xpos"):
-            np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
-        return
-    other = _perturbed_cpu(tmp_path, scene, extra, cpu)
-    worst = 0.0
-    for k in ("qpos", "qvel", "xpos"):
-        err = np.abs(vk[k] - cpu[k][:n]).reshape(n, -1).max(axis=1)
-        own = np.abs(other[k] - cpu[k]).reshape(STEPS + 1, -1).max(axis=1)[:n]
-        bound = GAIN * np.maximum.accumulate(own) + FLOOR
-        t = int(np.argmax(err / bound))
-        print(f"{k}: max {err.max():.3g} apart; nearest its bound at frame {t}: {err[t]:.3g}, bound {bound[t]:.3g}")
-        assert (err <= bound).all(), f"{k}: frame {t}: Vulkan off the CPU by {err[t]:.3g}, beyond {bound[t]:.3g}"
-        if k == "xpos":
-            worst = bound.max()
-    if "contacts" in cpu:
-        _same_contacts(vk["contacts"], cpu["contacts"], atol=worst)
-
-
-@needs_vulkan
-@pytest.mark.parametrize("scene", _bundled())
-def test_every_bundled_scene_on_vulkan(tmp_path, scene):
-    """Every frame's state and contacts as the CPU's (with contacts: within float32's own divergence). The piles
-    fail on llvmpipe once they land: exit 1 naming the limit, and the frames before it are the CPU's."""
-    sweep(tmp_path, scene)
-
-
-SHARED = ("dm_control/hopper.xml", "dm_control/walker.xml", "dm_control/ball_in_cup.xml")  # with contacts; the
-#   cheetah is in test_backend_vulkan.py
-SHARED_LONG = ("dm_control/finger.xml",)  # its convex mesh pair's collision task: 2 min of compile
-
-
-@needs_vulkan
-@pytest.mark.parametrize("scene", [f"shared:{m}" for m in SHARED] + ["pendulum+rk4"])
-def test_shared_models_and_rk4_on_vulkan(tmp_path, scene):
-    """As the bundled scenes; RK4's step is one task (`kernels.staged`), the other integrators' six."""
-    sweep(tmp_path, scene)
-
-
-@needs_vulkan
-@pytest.mark.skipif(os.environ.get("RIGIDSIM_SWEEP") != "1", reason="RIGIDSIM_SWEEP=1: the shared models whose "
-                    "collision compiles for minutes on the software driver")
-@pytest.mark.parametrize("scene", [f"shared:{m}" for m in SHARED_LONG])
-def test_more_shared_models_on_vulkan(tmp_path, scene):
-    sweep(tmp_path, scene)
-
-
-def test_float64_on_vulkan_is_refused_naming_why(tmp_path):
-    """`--precision 64` on Vulkan is exit 2 before anything is built (the kernel language compiles sin and cos to
-    GLSL's 32-bit functions: a float64 kernel failed to compile with an internal error), and so is `Batch`'s;
-    a device's default precision is 32."""
-    from rigidsim import Batch, runner
-    from rigidsim.errors import InputError
-
-    p = rigidsim("run", "pendulum", "--backend", "vulkan", "--precision", "64", "--steps", "2",
-                 "--out", tmp_path / "t.h5")
-    if runner.vulkan_available():
-        text = assert_clean_error(p, 2)
-        assert "--precision 64 is not available on Vulkan" in text and "--precision 32" in text
-        assert not (tmp_path / "t.h5").exists()
-    with pytest.raises(InputError, match="precision 64 is not available on Vulkan"):
-        runner.resolve_precision(64, "vulkan", where="precision")
-    assert [runner.resolve_precision(None, b) for b in ("cpu", "gpu", "vulkan")] == [64, 32, 32]
-    assert runner.resolve_precision(32, "vulkan") == 32 and runner.resolve_precision(64, "gpu") == 64
-    with pytest.raises(InputError, match="precision must be 32 or 64"):
-        Batch("pendulum", precision=16)
