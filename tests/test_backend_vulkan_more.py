@@ -1,6 +1,6 @@
-"""Shared models with contacts (more, and RK4, under RIGIDSIM_SWEEP=1) on Vulkan (issue 30), as tests/test_backend_vulkan_sweep.py runs the
-bundled scenes: 100 steps of 4 envs through `rigidsim run` on Mesa's software driver, against the CPU; and the
-precision a device takes."""
+"""Shared models with contacts (more, and RK4, under RIGIDSIM_SWEEP=1) on Vulkan (issue 30), as
+tests/test_backend_vulkan_sweep.py runs the bundled scenes: 100 steps of 4 envs through `rigidsim run` on Mesa's
+software driver, against the CPU; and the precision a device takes."""
 
 from __future__ import annotations
 
