@@ -1,12 +1,12 @@
 """rigidsim: a batched rigid-body simulator with MuJoCo's physics, in Taichi.
 
-The Python API is `rigidsim.Batch` (rigidsim/batch.py), imported on first use so that the command line
-does not pay for it.
+The Python API is `rigidsim.Batch` (rigidsim/batch.py) and `rigidsim.sweep` (rigidsim/sweeps), imported on
+first use so that the command line does not pay for them.
 """
 
 from rigidsim.version import __version__
 
-__all__ = ["Batch", "InputError", "SimulationError", "__version__"]
+__all__ = ["Batch", "InputError", "SimulationError", "sweep", "__version__"]
 
 
 def __getattr__(name):
@@ -14,6 +14,10 @@ def __getattr__(name):
         from rigidsim.batch import Batch
 
         return Batch
+    if name == "sweep":  # the function; its package is rigidsim.sweeps
+        from rigidsim.sweeps import sweep
+
+        return sweep
     if name in ("InputError", "SimulationError"):
         from rigidsim import errors
 

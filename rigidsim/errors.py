@@ -22,7 +22,7 @@ class InputError(RigidsimError):
     exit_code = 2
 
     def __init__(self, message: str, where: Optional[str] = None):
-        self.where = where
+        self.where, self.message = where, message
         super().__init__(f"{where}: {message}" if where else message)
 
 

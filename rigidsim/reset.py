@@ -138,11 +138,14 @@ def load_npy(path: str | Path, what: str, where: str, shape: str = "") -> np.nda
     return a
 
 
-def load_init(path: str | Path, model: M.Model, envs: int) -> Dict[str, np.ndarray]:
-    """`--init FILE.npy`: per-env qpos, or qpos and qvel (`check_init`)."""
+def load_init(path: str | Path, model: M.Model, envs: int,
+              array: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
+    """`--init FILE.npy`: per-env qpos, or qpos and qvel (`check_init`). `array`: the file's array, already
+    read (a sweep's job); `path` then only names it in messages."""
     shape = f"[{envs}, {model.nq}]" + (f" or [{envs}, {model.nq + model.nv}]" if model.nv else "")
-    return check_init(load_npy(path, "initial-state", "--init", f"{shape} (qpos, or qpos then qvel, per env)"),
-                      model, envs, where=f"--init {path}")
+    if array is None:
+        array = load_npy(path, "initial-state", "--init", f"{shape} (qpos, or qpos then qvel, per env)")
+    return check_init(array, model, envs, where=f"--init {path}")
 
 
 def quat_turn(q: np.ndarray, rotvec: np.ndarray) -> np.ndarray:

@@ -45,6 +45,17 @@ class RunArgs:
     seed: int = 0
     quiet: bool = False
     compression: str = DEFAULT_COMPRESSION
+    # what a sweep's worker is handed by value instead of reading files (rigidsim.sweep): the compiled scene
+    # and its file's SHA-256, the options file's and the overrides' values (each checked), the --init and
+    # --ctrl arrays (`init` and `ctrl` are then only the names /init's `source` shows); `signals` False: the
+    # caller, not this run, handles SIGINT and SIGTERM
+    scene_model: Optional[M.Model] = None
+    scene_sha256: Optional[str] = None
+    file_options: Optional[Dict[str, Any]] = None
+    set_options: Optional[Dict[str, Any]] = None
+    init_array: Optional[np.ndarray] = None
+    ctrl_array: Optional[np.ndarray] = None
+    signals: bool = True
 
 
 @dataclasses.dataclass
@@ -267,10 +278,11 @@ def frame_contact_rows(model: M.Model, c: Dict[str, np.ndarray]) -> Dict[str, np
             "position": c["pos"], "normal": c["normal"], "penetration": -c["dist"], "force": c["force"]}
 
 
-def load_ctrl(path: str, nu: int, steps: int, envs: int) -> np.ndarray:
-    """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu]."""
+def load_ctrl(path: str, nu: int, steps: int, envs: int, array: Optional[np.ndarray] = None) -> np.ndarray:
+    """Controls from .npy: [nu] held, [N, nu] per step, [N, B, nu] per step and env -> [N|1, B|1, nu].
+    `array`: the file's array, already read (a sweep's job); `path` then only names it in messages."""
     p = Path(path)
-    a = load_npy(p, "control", "--ctrl", f"[nu], [N, nu] or [N, B, nu] with nu={nu}")
+    a = load_npy(p, "control", "--ctrl", f"[nu], [N, nu] or [N, B, nu] with nu={nu}") if array is None else array
     if not np.issubdtype(a.dtype, np.number):
         raise InputError(f"{p} holds {a.dtype} values, expected numbers", where="--ctrl")
     a = a.astype(np.float64)
@@ -300,7 +312,8 @@ class _Interrupt:
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self):
+    def __init__(self, install: bool = True):
+        self.install = install
         self.hit = False
         self.signum = 0
         self.closing = False
@@ -308,7 +321,7 @@ class _Interrupt:
         self._old = {}
 
     def __enter__(self):
-        for sig in self.SIGNALS:
+        for sig in self.SIGNALS if self.install else ():
             try:
                 self._old[sig] = signal.signal(sig, self._handler)
             except ValueError:  # not the main thread
@@ -371,11 +384,13 @@ def frame_blocks(sim, model: M.Model, steps: int, every: int, ctrl, record: Sequ
 
 def open_writer(out: Path, scene_model: M.Model, model: M.Model, scene: str, resolved: Dict[str, Any], envs: int,
                 steps: int, every: int, record: Sequence[str], precision: int, backend: str, seed: int,
-                compression: str) -> TrajectoryWriter:
+                compression: str, scene_sha256: Optional[str] = None) -> TrajectoryWriter:
     """The trajectory file of a run (`rigidsim run` and the Python API's `Batch.run`): /model from the compiled
-    scene, the options in force, and the run's attributes."""
+    scene, the options in force, and the run's attributes. `scene_sha256`: the scene file's, when this
+    process has no copy of it (a sweep's job on a cluster node)."""
     return TrajectoryWriter(
-        out, scene_model, scene=scene, scene_path=resolve_scene(scene), options_yaml=opts.to_yaml(resolved),
+        out, scene_model, scene=scene, scene_path=None if scene_sha256 else resolve_scene(scene),
+        scene_sha256=scene_sha256, options_yaml=opts.to_yaml(resolved),
         dt=float(model.opt.timestep), n_envs=envs, n_steps=steps, every=every, record=record,
         float_dtype=np.float64 if precision == 64 else np.float32, compression=compression,
         extra_attrs={"seed": np.int64(seed), "precision": np.int64(precision), "backend": backend})
@@ -446,9 +461,9 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
                          where="--compression")
     out = Path(a.out)
     check_out(out)  # before the engine is built: an unwritable path is known in a second, not after compiling
-    model = load_scene(a.scene)
-    file_opts = opts.load_yaml(a.options) if a.options else {}
-    set_opts = opts.parse_set(a.sets)
+    model = a.scene_model if a.scene_model is not None else load_scene(a.scene)
+    file_opts = dict(a.file_options) if a.file_options is not None else opts.load_yaml(a.options) if a.options else {}
+    set_opts = {**opts.parse_set(a.sets), **(a.set_options or {})}
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
     # frame 0 alone needs only kinematics (and collision detection for its contacts), unless its accelerations
     # are recorded: they need the forward dynamics with every constraint
@@ -459,9 +474,9 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         check_colliders(model, resolved)
     scene_model = model  # the compiled scene, as the file's /model holds it (the options are in options_yaml)
     model = opts.apply(model, resolved)
-    init = load_init(a.init, model, a.envs) if a.init else None
+    init = (load_init(a.init, model, a.envs, a.init_array) if a.init_array is not None or a.init else None)
     state = initial_states(model, resolved, a.envs, a.keyframe, init, a.seed)
-    ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs) if a.ctrl else None
+    ctrl = load_ctrl(a.ctrl, model.nu, a.steps, a.envs, a.ctrl_array) if a.ctrl_array is not None or a.ctrl else None
     if ctrl is not None:
         state["ctrl"] = ctrl[0]  # --ctrl overrides a keyframe's
 
@@ -499,9 +514,9 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         compiling(compile_seconds)
 
     frames, steps_done, complete, message = 0, 0, False, ""
-    with _Interrupt() as intr:  # from before the file exists: a signal never leaves a hidden temporary file
+    with _Interrupt(a.signals) as intr:  # from before the file exists: a signal never leaves a hidden temporary file
         writer = open_writer(out, scene_model, model, a.scene, resolved, a.envs, a.steps, a.every, record, precision,
-                             backend, a.seed, a.compression)
+                             backend, a.seed, a.compression, a.scene_sha256)
         writer.write_init(state["qpos"], state["qvel"], init_source(a, resolved))
         try:
             # one block per engine launch, written with one dataset write per field: no Python per frame

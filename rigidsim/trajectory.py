@@ -125,9 +125,10 @@ def check_out(out: str | Path, flag: str = "--out") -> None:
 class TrajectoryWriter:
     """Write one run: `add_block` per block of frames, then `close(complete)`."""
 
-    def __init__(self, out: str | Path, model: Model, *, scene: str, scene_path: str | Path, options_yaml: str, dt: float,
-                 n_envs: int, n_steps: int, every: int, record: Sequence[str], float_dtype=np.float64,
-                 extra_attrs: Optional[Mapping[str, object]] = None, compression: str = DEFAULT_COMPRESSION):
+    def __init__(self, out: str | Path, model: Model, *, scene: str, scene_path: Optional[str | Path],
+                 options_yaml: str, dt: float, n_envs: int, n_steps: int, every: int, record: Sequence[str], float_dtype=np.float64,
+                 extra_attrs: Optional[Mapping[str, object]] = None, compression: str = DEFAULT_COMPRESSION,
+                 scene_sha256: Optional[str] = None):
         self.out = Path(out)
         self.tmp = self.out.with_name(f".{self.out.name}.tmp-{os.getpid()}")
         self.record = tuple(record)
@@ -159,7 +160,7 @@ class TrajectoryWriter:
         a["format_version"] = np.int64(FORMAT_VERSION)
         a["rigidsim_version"] = __version__
         a["scene"] = str(scene)
-        a["scene_sha256"] = sha256_of(scene_path)
+        a["scene_sha256"] = scene_sha256 or sha256_of(scene_path)
         a["options_yaml"] = options_yaml
         a["dt"] = np.float64(dt)
         a["n_envs"] = np.int64(n_envs)
