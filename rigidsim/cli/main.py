@@ -1,4 +1,4 @@
-"""The `rigidsim` command line (docs/SPEC.md): run, inspect, options, scenes.
+"""The `rigidsim` command line (docs/SPEC.md): run, inspect, options, scenes, plot, diff, compare, sweep, view.
 
 This module only parses arguments, prints and maps errors to exit codes:
 2 for bad input, 1 for a failed simulation, 130 for Ctrl-C, 143 for SIGTERM. It never shows a
@@ -320,6 +320,109 @@ def compare(
     out.print(report.verdict(c), markup=False, soft_wrap=True)
     if not c.ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def sweep(
+    grid: str = typer.Argument(..., metavar="GRID.yaml", help="The grid file: scenes, seeds, options, grid, cases, and "
+                               "run settings (docs/SPEC.md, Sweeps)."),
+    out_dir: str = typer.Option(..., "--out", help="Folder of the jobs' files and manifest.jsonl (made if missing)."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes on this machine) or ray (a Ray "
+                                "cluster: pip install 'rigidsim\\[ray]')."),
+    address: Optional[str] = typer.Option(None, "--address", help="The Ray cluster's address, HOST:PORT (default: "
+                                          "$RAY_ADDRESS)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="Jobs at once (default: cores / T locally, the cluster's "
+                                       "CPUs / T on Ray)."),
+    threads_per_job: int = typer.Option(1, "--threads-per-job", help="T: engine threads (and Ray CPUs) of each job."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Compare each job's file with this folder's file "
+                                           "of the same id (rigidsim diff); exit 1 when any differs."),
+    rtol: Optional[List[str]] = typer.Option(None, "--rtol", help="The baseline comparison's relative tolerance: R, "
+                                             "or FIELD=R (repeatable). Default 0."),
+    atol: Optional[List[str]] = typer.Option(None, "--atol", help="Its absolute tolerance: A, or FIELD=A "
+                                             "(repeatable). Default 0."),
+    resume: bool = typer.Option(False, "--resume", help="Skip the jobs the folder's manifest lists as done."),
+    retries: int = typer.Option(2, "--retries", help="Runs again of a job whose worker or node was lost (a job that "
+                                "fails is not retried)."),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Also write the report as JSON to this file "
+                                            "('-': to stdout, instead of the table)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the jobs that failed "
+                               "or differ, and the verdict."),
+):
+    """Run every job of GRID (scenes x seeds x option overrides) into --out, on worker processes that keep their
+    compiled kernels between jobs, or on a Ray cluster. Exit 0 when every job ran (and equals --baseline), 1 when
+    one failed or differs, 2 for bad input, 130 after Ctrl-C (--resume runs what is missing)."""
+    from rich.text import Text
+
+    from rigidsim.cli import sweep_view as sv
+    from rigidsim.sweeps import Terminated, sweep as do_sweep
+
+    done = [0]
+    show_bar = (not quiet) and err.is_terminal
+    bar = task = None
+
+    def started(workers: str, to_run: int, skipped: int) -> None:
+        nonlocal bar, task
+        if quiet:
+            return
+        more = f" ({skipped} done before)" if skipped else ""
+        err.print(Text(f"rigidsim: sweep of {to_run} jobs{more} on {workers}"), soft_wrap=True)
+        if show_bar:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            bar = Progress(TextColumn("jobs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                           console=err.console(), transient=True)
+            bar.start()
+            task = bar.add_task("jobs", total=to_run)
+
+    def progress(n: int, total: int, entry) -> None:
+        done[0] += 1
+        if bar is not None:
+            bar.update(task, advance=1)
+            if entry["status"] != "ok":
+                bar.console.print(Text(sv.job_line(entry)), soft_wrap=True)
+        elif not quiet:
+            err.print(Text(f"[{n}/{total}] {sv.job_line(entry)}"), soft_wrap=True)
+
+    try:
+        try:
+            report = do_sweep(grid, out_dir, backend=backend.lower(), address=address, jobs=jobs,
+                              threads_per_job=threads_per_job, baseline=baseline, rtol=rtol or (), atol=atol or (),
+                              resume=resume, retries=retries, progress=progress, started=started)
+        finally:
+            if bar is not None:
+                bar.stop()
+    except (KeyboardInterrupt, Terminated) as e:
+        code = 143 if isinstance(e, Terminated) else 130
+        err.print(Text(f"rigidsim: {'interrupted' if code == 130 else 'stopped by SIGTERM'} after {done[0]} jobs of "
+                       f"this sweep; their files and lines are in {out_dir} (no partial file is left). Run the "
+                       f"same command with --resume to run the rest."), soft_wrap=True)
+        raise typer.Exit(code)
+    except RigidsimError as e:
+        _fail(e)
+    if json_path:
+        import json
+
+        text = json.dumps(report.to_json(), indent=1)
+        if json_path == "-":
+            print(text)
+        else:
+            try:
+                with open(json_path, "w") as f:
+                    f.write(text + "\n")
+            except OSError as e:
+                err.print(Text(f"rigidsim: cannot write {json_path}: {e.strerror}"), soft_wrap=True)
+                raise typer.Exit(2)
+    if json_path != "-":
+        if quiet:
+            for line in sv.problems(report):
+                out.print(Text(line), soft_wrap=True)
+        elif out.is_terminal:
+            out.print(sv.table(report))
+        else:
+            for e in report.jobs:
+                out.print(Text(sv.job_line(e)), soft_wrap=True)
+        out.print(Text(sv.verdict(report)), soft_wrap=True)
+    raise typer.Exit(report.exit_code)
 
 
 @app.command()

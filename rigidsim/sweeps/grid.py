@@ -4,7 +4,7 @@ Every job is one `rigidsim run`: a scene, a seed, the options file's values with
 point of `grid`'s cross product merged with one of `cases`), and the run settings every job shares (envs,
 steps, record, ...). Everything wrong in the file, an unknown scene included, is an InputError naming the
 key before any job starts. A job's id is the first 12 hex digits of the SHA-256 of its canonical JSON (the
-scene file's SHA-256, the seed, the options in the file and the overrides, the run settings), so it does
+scene file's SHA-256, the seed, the overrides, the run settings), so it does
 not change between runs, machines or rigidsim versions, and names the job's file `<scene stem>-<id>.h5`.
 """
 
@@ -299,10 +299,13 @@ def _digest(a: Optional[np.ndarray]) -> Optional[str]:
 
 
 def canonical(g: Grid, sc: Scene, seed: int, overrides: Mapping[str, Any]) -> str:
-    """The job's canonical JSON: what decides its result, in a fixed key order."""
+    """The job's canonical JSON, in a fixed key order: the scene file's SHA-256, the seed, the overrides and the
+    run settings. The options file's values are not part of it (SPEC): a sweep whose options file changed
+    keeps its ids, so its files are compared with the baseline's of the same ids, where the options that
+    differ are named."""
     run = {k: g.run[k] for k in RUN_KEYS if k not in ("init", "ctrl")}
     run["init"], run["ctrl"] = _digest(g.init_array), _digest(g.ctrl_array)
-    doc = {"scene_sha256": sc.sha256, "seed": seed, "options": g.options, "overrides": dict(overrides), "run": run}
+    doc = {"scene_sha256": sc.sha256, "seed": seed, "overrides": dict(overrides), "run": run}
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
