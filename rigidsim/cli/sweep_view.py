@@ -7,10 +7,9 @@ from typing import Any, Dict, List, Optional
 
 
 def overrides_text(o: Dict[str, Any]) -> str:
-    import yaml
+    from rigidsim.options import _fmt
 
-    return ", ".join(f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-                     for k, v in o.items())
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in o.items())
 
 
 def difference_text(e: Dict[str, Any]) -> str:

@@ -68,8 +68,7 @@ class Grid:
     jobs: List[Job]
 
 
-def _show(v: Any) -> str:
-    return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
+_show = opts._fmt  # a value as the grid file would write it
 
 
 def _where(src: str, key: str) -> str:

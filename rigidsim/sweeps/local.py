@@ -89,7 +89,7 @@ class LocalPool:
         return _Worker(self.threads, self.partial / f"worker-{self.made}.log")
 
     def describe(self) -> str:
-        return f"local: {len(self.workers)} workers x {self.threads} threads"
+        return f"local: {len(self.workers)} workers x {self.threads} thread{'s' if self.threads > 1 else ''}"
 
     def idle(self) -> int:
         return sum(1 for w in self.workers if w.job is None)

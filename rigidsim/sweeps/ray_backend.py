@@ -123,7 +123,7 @@ class RayPool:
         self.starting[a.ready.remote()] = a
 
     def describe(self) -> str:
-        return f"ray: {len(self.ready) + len(self.starting)} actors x {self.threads} CPUs"
+        return f"ray: {len(self.ready) + len(self.starting)} actors x {self.threads} CPU{'s' if self.threads > 1 else ''}"
 
     def idle(self) -> int:
         if not self.ready and not self.inflight and not self.starting:
