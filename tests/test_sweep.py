@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -177,6 +178,20 @@ def test_bad_flags_exit_2(tmp_path):
                                                        tmp_path / "none"))
     assert "--threads-per-job" in assert_clean_error(rigidsim("sweep", grid, "--out", tmp_path / "o",
                                                               "--threads-per-job", "0"))
+    assert "compared with itself" in assert_clean_error(rigidsim("sweep", grid, "--out", tmp_path, "--baseline",
+                                                                 tmp_path))
+    assert "--json" in assert_clean_error(rigidsim("sweep", grid, "--out", tmp_path / "o", "--json",
+                                                   tmp_path / "no" / "r.json"))
+    assert not (tmp_path / "o").exists()
+
+
+def test_local_backend_never_imports_ray(tmp_path):
+    """The local backend runs without Ray: a sweep from Python leaves `ray` out of sys.modules."""
+    code = ("import sys, rigidsim; r = rigidsim.sweep({'scenes': ['pendulum'], 'steps': 5}, 'o'); "
+            "assert r.exit_code == 0 and r.jobs[0]['status'] == 'ok', r.jobs; assert 'ray' not in sys.modules")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
 
 
 def test_ray_backend_errors_exit_2(tmp_path):

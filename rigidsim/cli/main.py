@@ -356,6 +356,8 @@ def sweep(
     from rigidsim.cli import sweep_view as sv
     from rigidsim.sweeps import Terminated, sweep as do_sweep
 
+    if json_path not in (None, "-") and not os.path.isdir(os.path.dirname(os.path.abspath(json_path))):
+        _fail(InputError(f"cannot write {json_path}: its folder does not exist", where="--json"))
     done = [0]
     show_bar = (not quiet) and err.is_terminal
     bar = task = None

@@ -147,7 +147,7 @@ def compare(path: Path, base: Path, rtol: Iterable[str], atol: Iterable[str]) ->
     return {"diff": "differs", "first_difference": first_difference(rep)}
 
 
-def _check_args(backend: str, jobs: Optional[int], threads: int, retries: int, baseline, rtol, atol) -> None:
+def _check_args(backend: str, jobs: Optional[int], threads: int, retries: int, baseline, out, rtol, atol) -> None:
     if backend not in BACKENDS:
         raise InputError(f"--backend must be one of {', '.join(BACKENDS)}, got '{backend}'", where="--backend")
     if jobs is not None and (isinstance(jobs, bool) or int(jobs) < 1):
@@ -158,6 +158,9 @@ def _check_args(backend: str, jobs: Optional[int], threads: int, retries: int, b
         raise InputError(f"--retries must be 0 or more, got {retries}", where="--retries")
     if baseline is not None and not Path(baseline).is_dir():
         raise InputError(f"the baseline folder {baseline} does not exist", where="--baseline")
+    if baseline is not None and Path(out).exists() and Path(baseline).resolve() == Path(out).resolve():
+        raise InputError(f"--baseline {baseline} is the sweep's own --out folder: each file would be compared "
+                         f"with itself. Write the sweep to another folder", where="--baseline")
     from rigidsim.diff.tolerance import _parse_tol
 
     _parse_tol(rtol, "--rtol", 0.0)
@@ -187,7 +190,7 @@ def sweep(grid: str | Path | Mapping[str, Any], out: str | Path, *, backend: str
     KeyboardInterrupt and `Terminated` propagate after the workers are ended and the partial files removed."""
     t0 = time.perf_counter()
     rtol, atol = [str(x) for x in rtol], [str(x) for x in atol]
-    _check_args(backend, jobs, threads_per_job, retries, baseline, rtol, atol)
+    _check_args(backend, jobs, threads_per_job, retries, baseline, out, rtol, atol)
     g: Grid = load_grid(grid, Path(base) if base is not None else None)
     out = Path(out)
     _make_out(out)
