@@ -104,9 +104,10 @@ def test_missing_baseline_files_are_listed(swept, tmp_path):
     assert rep["counts"]["missing"] == 1
 
 
-def test_sigint_leaves_no_partial_file_and_resume_runs_the_rest(tmp_path):
-    """Ctrl-C (SIGINT to the sweep) mid-sweep: exit 130, every file in the folder whole and in the manifest,
-    no temporary file; --resume then runs only the jobs the manifest lacks."""
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_signal_leaves_no_partial_file_and_resume_runs_the_rest(tmp_path, sig, code):
+    """Ctrl-C (SIGINT to the sweep) or SIGTERM mid-sweep: exit 130 or 143, every file in the folder whole and in
+    the manifest, no temporary file; --resume then runs only the jobs the manifest lacks."""
     grid = write_grid(tmp_path, steps=1500, scenes=["falling_objects"], seeds=[0, 1, 2])
     out = tmp_path / "out"
     proc = subprocess.Popen(cli_cmd("sweep", grid, "--out", out, "--jobs", "1"), env=cli_env(),
@@ -116,9 +117,9 @@ def test_sigint_leaves_no_partial_file_and_resume_runs_the_rest(tmp_path):
                                                and (out / "manifest.jsonl").read_text().strip()):
         time.sleep(0.1)
     time.sleep(0.3)  # into the next job
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stdout + stderr
+    assert proc.returncode == code, stdout + stderr
     assert "Traceback" not in stderr and "--resume" in stderr
     first = manifest(out)
     assert 1 <= len(first) < 6
