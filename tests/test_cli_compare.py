@@ -100,19 +100,29 @@ def test_shared_model_with_contacts(tmp_path):
     assert n > 0, contacts
 
 
-@pytest.mark.parametrize("scene", ["arm", "boxes27", "chain", "falling_objects", "sphere_bin"])
+def _rotating(name, full, default):
+    """`full` under RIGIDSIM_SWEEP=1; else `default` and one rotating slice of the rest (tests/sweep_slice.py)."""
+    from tests.sweep_slice import selection
+
+    return [pytest.param(x, id=tid) for x, tid in selection(name, full, default, 1)]
+
+
+@pytest.mark.parametrize("scene", _rotating("compare_bundled", ["arm", "boxes27", "chain", "falling_objects",
+                                                                "sphere_bin"], ["boxes27"]))
 def test_other_bundled_scenes(scene):
     """The bundled scenes not covered above (a URDF arm, contact scenes with boxes, meshes and spheres, a chain)
-    match MuJoCo at every stage over their first 10 steps (each compiles its own kernels: kept short)."""
+    match MuJoCo at every stage over their first 10 steps (each compiles its own kernels: kept short). The
+    default run checks boxes27 and one of the others, a different one per commit; RIGIDSIM_SWEEP=1 all."""
     p = rigidsim("compare", scene, "--steps", "10")
     assert p.returncode == 0, p.stdout + p.stderr
     _assert_stages(p.stdout, ["pass"] * 6)
     assert p.stdout.strip().splitlines()[-1] == f"rigidsim matches MuJoCo on {scene} (6 stages)"
 
 
-@pytest.mark.parametrize("rel", ["dm_control/cheetah.xml", "dm_control/walker.xml"])
+@pytest.mark.parametrize("rel", _rotating("compare_shared", ["dm_control/cheetah.xml", "dm_control/walker.xml"], []))
 def test_more_shared_models(rel):
-    """Two more models of ../shared/models (with the hopper above: three), both touching the floor."""
+    """More models of ../shared/models, touching the floor: one of the two per commit, both under
+    RIGIDSIM_SWEEP=1 (with the hopper above)."""
     p = rigidsim("compare", shared_model(rel), "--steps", "20")
     assert p.returncode == 0, p.stdout + p.stderr
     _assert_stages(p.stdout, ["pass"] * 6)

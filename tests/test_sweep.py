@@ -23,7 +23,7 @@ def swept(tmp_path_factory):
     """The 2 x 2 x 2 grid through the command line, locally."""
     d = tmp_path_factory.mktemp("sweep")
     grid = write_grid(d)
-    p = rigidsim("sweep", grid, "--out", d / "out", "--jobs", "2")
+    p = rigidsim("sweep", grid, "--out", d / "out", "--jobs", "1")
     assert p.returncode == 0, p.stdout + p.stderr
     return d, p
 
@@ -44,11 +44,21 @@ def test_every_job_ran_once_and_named_by_its_id(swept):
 
 
 def test_job_files_equal_plain_runs(swept, tmp_path):
-    """Each job's file is what `rigidsim run` with the same settings writes: diff exit 0 at zero tolerance, and
-    the same bytes."""
+    """Each job's file is what `rigidsim run` with the same settings writes: the same bytes (so `rigidsim diff`
+    exits 0 at zero tolerance). One job of each scene through the command line, every job through
+    `runner.run`, the code `rigidsim run` calls, from the scene's name and the --set strings."""
+    from rigidsim.runner import RunArgs, run
+
     d, _ = swept
-    for e in manifest(d / "out"):
+    lines = manifest(d / "out")
+    for e in lines:
         plain = tmp_path / f"{e['id']}.h5"
+        run(RunArgs(scene=e["scene"], steps=GRID["steps"], envs=GRID["envs"], seed=e["seed"], out=str(plain),
+                    sets=[f"{k}={v}" for k, v in e["overrides"].items()], quiet=True))
+        assert plain.read_bytes() == (d / "out" / e["file"]).read_bytes(), e["file"]
+    for scene in GRID["scenes"]:
+        e = next(x for x in lines if x["scene"] == scene)
+        plain = tmp_path / f"cli-{e['id']}.h5"
         p = rigidsim(*run_args(e), "--out", plain, "--quiet")
         assert p.returncode == 0, p.stderr
         q = rigidsim("diff", plain, d / "out" / e["file"])
@@ -78,19 +88,20 @@ def test_baseline_equal_then_one_option_changed(swept, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     rep = json.loads((tmp_path / "same.json").read_text())
     assert rep["counts"]["equal"] == 8 and rep["exit_code"] == 0
-    (tmp_path / "heavier.yaml").write_text("gravity: [0, 0, -12.0]\n")
-    grid = write_grid(tmp_path, options="heavier.yaml", scenes=["falling_objects"])
+    (tmp_path / "shaken.yaml").write_text("init_qvel_noise: 0.5\n")
+    grid = write_grid(tmp_path, options="shaken.yaml", scenes=["falling_objects"])
     p = rigidsim("sweep", grid, "--out", tmp_path / "changed", "--baseline", d / "out", "--json", "-")
     assert p.returncode == 1, p.stdout + p.stderr
     rep = json.loads(p.stdout)
     assert rep["counts"]["differs"] == 4
     for e in rep["jobs"]:
         f = e["first_difference"]
-        assert e["diff"] == "differs" and f["field"] in ("qpos", "qvel", "xpos") and f["frame"] == 1 and f["env"] == 0
+        assert e["diff"] == "differs" and f["field"] in ("qpos", "qvel") and f["frame"] == 0 and f["env"] in (0, 1), f
     table = rigidsim("sweep", grid, "--out", tmp_path / "changed", "--baseline", d / "out")
     assert table.returncode == 1
     first = rep["jobs"][0]
-    assert f"{first['file']}" in table.stdout and "frame 1, env 0" in table.stdout, table.stdout
+    where = f"field {first['first_difference']['field']}, frame 0, env {first['first_difference']['env']}"
+    assert first["file"] in table.stdout and where in table.stdout, table.stdout
     assert "4 differ" in table.stdout
 
 
@@ -108,7 +119,8 @@ def test_missing_baseline_files_are_listed(swept, tmp_path):
 def test_signal_leaves_no_partial_file_and_resume_runs_the_rest(tmp_path, sig, code):
     """Ctrl-C (SIGINT to the sweep) or SIGTERM mid-sweep: exit 130 or 143, every file in the folder whole and in
     the manifest, no temporary file; --resume then runs only the jobs the manifest lacks."""
-    grid = write_grid(tmp_path, steps=1500, scenes=["falling_objects"], seeds=[0, 1, 2])
+    # 3 jobs of ~1.5 s: the signal comes as the first ends, while the second runs
+    grid = write_grid(tmp_path, steps=1500, envs=32, scenes=["falling_objects"], seeds=[0, 1, 2], grid=None)
     out = tmp_path / "out"
     proc = subprocess.Popen(cli_cmd("sweep", grid, "--out", out, "--jobs", "1"), env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
@@ -116,22 +128,21 @@ def test_signal_leaves_no_partial_file_and_resume_runs_the_rest(tmp_path, sig, c
     while time.monotonic() < deadline and not ((out / "manifest.jsonl").exists()
                                                and (out / "manifest.jsonl").read_text().strip()):
         time.sleep(0.1)
-    time.sleep(0.3)  # into the next job
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == code, stdout + stderr
     assert "Traceback" not in stderr and "--resume" in stderr
     first = manifest(out)
-    assert 1 <= len(first) < 6
+    assert 1 <= len(first) < 3
     assert leftovers(out) == []
     assert sorted(x.name for x in out.glob("*.h5")) == sorted(e["file"] for e in first)
     mtimes = {e["file"]: os.stat(out / e["file"]).st_mtime_ns for e in first}
     p = rigidsim("sweep", grid, "--out", out, "--resume", "--json", "-")
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
-    assert rep["counts"]["skipped"] == len(first) and rep["counts"]["ok"] == 6
+    assert rep["counts"]["skipped"] == len(first) and rep["counts"]["ok"] == 3
     lines = manifest(out)
-    assert len(lines) == 6 and len({e["id"] for e in lines}) == 6  # one line per job: the done ones not rerun
+    assert len(lines) == 3 and len({e["id"] for e in lines}) == 3  # one line per job: the done ones not rerun
     assert {e["file"]: os.stat(out / e["file"]).st_mtime_ns for e in first} == mtimes
 
 

@@ -105,7 +105,15 @@ def test_bullet_contact_in_link_loads_as_in_mujoco(tmp_path):
                                    err_msg=f)
 
 
-@pytest.mark.parametrize("kind", ["two_link_arm", "iiwa_like", "quadruped_like"])
+def _kinds():
+    """two_link_arm always, one of the other two per commit (tests/sweep_slice.py); all under RIGIDSIM_SWEEP=1."""
+    from tests.sweep_slice import selection
+
+    full = ["two_link_arm", "iiwa_like", "quadruped_like"]
+    return [pytest.param(k, id=tid) for k, tid in selection("urdf_compare", full, ["two_link_arm"], 1)]
+
+
+@pytest.mark.parametrize("kind", _kinds())
 def test_compare_passes(tmp_path, kind):
     path = _files(tmp_path)[kind]
     p = rigidsim("compare", path, "--steps", "60")
