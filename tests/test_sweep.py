@@ -97,7 +97,7 @@ def test_baseline_equal_then_one_option_changed(swept, tmp_path):
     for e in rep["jobs"]:
         f = e["first_difference"]
         assert e["diff"] == "differs" and f["field"] in ("qpos", "qvel") and f["frame"] == 0 and f["env"] in (0, 1), f
-    table = rigidsim("sweep", grid, "--out", tmp_path / "changed", "--baseline", d / "out")
+    table = rigidsim("sweep", grid, "--out", tmp_path / "changed", "--baseline", d / "out", "--resume")
     assert table.returncode == 1
     first = rep["jobs"][0]
     where = f"field {first['first_difference']['field']}, frame 0, env {first['first_difference']['env']}"
