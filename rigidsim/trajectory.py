@@ -54,10 +54,15 @@ MODEL_ARRAYS = (
     # and the height fields (elevations in [0, 1], row-major, scaled by hfield_size)
     "geom_rgba", "geom_matid", "mat_rgba", "geom_dataid", "mesh_vertadr", "mesh_vertnum", "mesh_vert", "mesh_faceadr", "mesh_facenum",
     "mesh_face", "hfield_size", "hfield_nrow", "hfield_ncol", "hfield_adr", "hfield_data",
+    # the sensors (MuJoCo's mjtSensor, mjtObj, mjtDataType and mjtStage codes), so that a reader can slice
+    # sensordata [.., nsensordata] by name: sensor i fills sensor_adr[i] : sensor_adr[i] + sensor_dim[i]
+    "sensor_type", "sensor_datatype", "sensor_needstage", "sensor_objtype", "sensor_objid", "sensor_reftype",
+    "sensor_refid", "sensor_dim", "sensor_adr", "sensor_cutoff", "sensor_noise",
 )
 MODEL_SIZES = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "neq", "nmesh", "nmeshvert", "nmeshface", "nhfield",
-               "nhfielddata", "nmat")
-MODEL_NAMES = {"body_names": "body", "joint_names": "jnt", "geom_names": "geom", "actuator_names": "actuator"}
+               "nhfielddata", "nmat", "nsensor", "nsensordata")
+MODEL_NAMES = {"body_names": "body", "joint_names": "jnt", "geom_names": "geom", "actuator_names": "actuator",
+               "sensor_names": "sensor"}
 
 # --compression: HDF5 filters per dataset. "none" (the default) keeps up with the engine; gzip costs about
 # 40 MB/s of float64 state per core on data that does not repeat (see benchmarks/bench_record.py)

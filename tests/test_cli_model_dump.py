@@ -42,7 +42,8 @@ def test_model_dump_equals_mujoco(rel, tmp_path):
             assert g.attrs[s] == getattr(mjm, s if s != "nu" else "nu"), s
         for ds, kind in MODEL_NAMES.items():
             obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "jnt": mujoco.mjtObj.mjOBJ_JOINT,
-                   "geom": mujoco.mjtObj.mjOBJ_GEOM, "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR}[kind]
+                   "geom": mujoco.mjtObj.mjOBJ_GEOM, "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR,
+                   "sensor": mujoco.mjtObj.mjOBJ_SENSOR}[kind]
             names = [mujoco.mj_id2name(mjm, obj, i) or "" for i in range(len(g[ds]))]
             assert list(g[ds].asstr()[:]) == names, ds
         for name in MODEL_ARRAYS:
