@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-
-def overrides_text(o: Dict[str, Any]) -> str:
-    from rigidsim.options import _fmt
-
-    return ", ".join(f"{k}={_fmt(v)}" for k, v in o.items())
+from rigidsim.sweeps.grid import overrides_text
 
 
 def difference_text(e: Dict[str, Any]) -> str:

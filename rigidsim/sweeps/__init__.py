@@ -200,12 +200,11 @@ def sweep(grid: str | Path | Mapping[str, Any], out: str | Path, *, backend: str
     todo = [j for j in g.jobs if j.id not in skip]
     base_dir = Path(baseline) if baseline is not None else None
     results: Dict[str, Dict[str, Any]] = {}
-    for jid, e in skip.items():
-        e = dict(e)
-        if base_dir is not None:
-            job = next(j for j in g.jobs if j.id == jid)
-            e.update(compare(out / job.file, base_dir / job.file, rtol, atol))
-        results[jid] = e
+    for job in g.jobs:
+        if job.id in skip:
+            e = results[job.id] = dict(skip[job.id])
+            if base_dir is not None:
+                e.update(compare(out / job.file, base_dir / job.file, rtol, atol))
 
     partial = out / PARTIAL
     shutil.rmtree(partial, ignore_errors=True)

@@ -50,7 +50,7 @@ class Job:
     file: str  # the job's file name in the sweep's folder
 
     def label(self) -> str:
-        over = ", ".join(f"{k}={_show(v)}" for k, v in self.overrides.items())
+        over = overrides_text(self.overrides)
         return f"{self.scene.name} seed {self.seed}" + (f" ({over})" if over else "")
 
 
@@ -69,6 +69,11 @@ class Grid:
 
 
 _show = opts._fmt  # a value as the grid file would write it
+
+
+def overrides_text(o: Mapping[str, Any]) -> str:
+    """'dt=0.004, friction_cone=elliptic'."""
+    return ", ".join(f"{k}={_show(v)}" for k, v in o.items())
 
 
 def _where(src: str, key: str) -> str:

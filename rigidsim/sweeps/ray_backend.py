@@ -182,6 +182,7 @@ class RayPool:
     def stuck(self) -> bool:
         """Nothing runs or is idle, and no actor could start: the cluster has no room left."""
         if self.ready or self.inflight:
+            self.lost_at = None
             return False
         if self.starting:
             if self.lost_at is None:
