@@ -365,6 +365,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_f[L.OPT_WIND:L.OPT_WIND + 3] = opt.wind
     opt_f[L.OPT_DENSITY] = opt.density
     opt_f[L.OPT_VISCOSITY] = opt.viscosity
+    opt_f[L.OPT_MAGNETIC:L.OPT_MAGNETIC + 3] = opt.magnetic
     opt_f[L.OPT_PRUNETOL] = (pair_options or {}).get("contact_pruning_tolerance") or 0.0
     opt_f[L.OPT_CCDTOL] = opt.ccd_tolerance
     opt_f[L.OPT_IMPRATIO] = opt.impratio
@@ -392,6 +393,8 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
     opt_i[L.SZ_EFCW] = sizes["efcw"]
     opt_i[L.SZ_NCONMAX] = sizes["nconmax"]
     opt_i[L.SZ_NEQ] = model.neq
+    opt_i[L.SZ_NSENSOR], opt_i[L.SZ_NSENSORDATA] = model.nsensor, model.nsensordata
+    sens_f, sens_i = sensor_arrays(model, f)
     opt_i[L.OPT_SOLVER_M] = L.QH if integrator_of(model) == L.INT_APPROX_IMPLICITFAST else L.QM
     assert sizes["npair"] == npair
     for name, rows, cols, *_ in L.DATA_ARRAYS:
@@ -404,7 +407,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
                mesh_graph=mesh_graph, mesh_vert_i=mesh_vert_i,
                mesh_poly_f=mesh_poly_f, mesh_poly_i=mesh_poly_i, mesh_polyvert=mesh_polyvert,
                mesh_polymap=mesh_polymap, mesh_extrema=mesh_extrema, hfield_f=hfield_f, hfield_i=hfield_i,
-               hfield_data=hfield_data, opt_f=opt_f, opt_i=opt_i)
+               hfield_data=hfield_data, sens_f=sens_f, sens_i=sens_i, opt_f=opt_f, opt_i=opt_i)
     # the table in layout is the contract: every array present, with its rows and columns
     for name, rows, cols, kind in L.MODEL_ARRAYS:
         a = out[name]
@@ -412,6 +415,40 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         assert a.shape == shape and a.dtype == (f if kind == "f" else i32), (name, a.shape, shape)
     assert tuple(out) == L.MODEL_ARGS
     return out
+
+
+def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
+    """sens_f, sens_i (`layout`'s sensor columns): MuJoCo's sensor arrays, with the bodies of each sensor's object
+    and reference frame and a touch sensor's site zone."""
+    n = model.nsensor
+    sf = np.zeros((_rows(n), L.NSENS_F), fdtype)
+    si = np.zeros((_rows(n), L.NSENS_I), np.int32)
+    cols = ((L.SENS_TYPE, "sensor_type"), (L.SENS_DATATYPE, "sensor_datatype"), (L.SENS_OBJTYPE, "sensor_objtype"),
+            (L.SENS_OBJID, "sensor_objid"), (L.SENS_REFTYPE, "sensor_reftype"), (L.SENS_REFID, "sensor_refid"),
+            (L.SENS_DIM, "sensor_dim"), (L.SENS_ADR, "sensor_adr"))
+    for col, name in cols:
+        si[:n, col] = getattr(model, name)
+    sf[:n, L.SENS_CUTOFF] = model.sensor_cutoff
+
+    def body_of(objtype: int, objid: int) -> int:
+        if objid < 0:
+            return -1
+        if objtype in (M.OBJ_BODY, M.OBJ_XBODY):
+            return objid
+        if objtype == M.OBJ_GEOM:
+            return int(model.geom_bodyid[objid])
+        if objtype == M.OBJ_SITE:
+            return int(model.site_bodyid[objid])
+        return -1
+
+    for i in range(n):
+        si[i, L.SENS_BODY] = body_of(int(model.sensor_objtype[i]), int(model.sensor_objid[i]))
+        si[i, L.SENS_REFBODY] = body_of(int(model.sensor_reftype[i]), int(model.sensor_refid[i]))
+        if int(model.sensor_objtype[i]) == M.OBJ_SITE:
+            s = int(model.sensor_objid[i])
+            si[i, L.SENS_SITETYPE] = int(model.site_type[s])
+            sf[i, L.SENS_SITESIZE:L.SENS_SITESIZE + 3] = model.site_size[s]
+    return sf, si
 
 
 def equality_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
@@ -596,7 +633,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
-                nmeshpolymap=model.nmeshpolymap,
+                nmeshpolymap=model.nmeshpolymap, nsensor=model.nsensor,
                 **pair_sizes(model, r, tab, mid))
 
 

@@ -27,8 +27,9 @@ from rigidsim.engine.layout import (
     ENV_FAILED, ENV_PAUSED_CAPACITY, ENV_PAUSED_POOL, ENV_RUNNING, FAIL_LOOP_LIMIT, INT_RK4, LAUNCH_CANARY,
     LAUNCH_CONTACTS, LAUNCH_EVERY, LAUNCH_FINAL, LAUNCH_FRAME0, LAUNCH_GROW, LAUNCH_NSTEPS, LAUNCH_PASS,
     LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, STAGE_NAMES, STATUS_RESUMED, STATUS_START, SZ_NA,
-    SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NU, SZ_NV, XPOS, XQUAT,
+    SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NSENSORDATA, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
+from rigidsim.engine.sensor import sensors
 from rigidsim.engine.smooth import kinematics
 
 from rigidsim.engine.groups import ND, _data, _model
@@ -42,7 +43,7 @@ def kinematics_kernel(
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
     gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, bvh_f: ND, pair_bvh: ND, mesh_vert: ND, mesh_graph: ND,
     mesh_vert_i: ND, mesh_poly_f: ND, mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND,
-    hfield_f: ND, hfield_i: ND, hfield_data: ND, opt_f: ND, opt_i: ND,
+    hfield_f: ND, hfield_i: ND, hfield_data: ND, sens_f: ND, sens_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -60,7 +61,7 @@ def kinematics_kernel(
             _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
                    qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
                    pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
                   ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
@@ -77,7 +78,7 @@ def forward_kernel(
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
     gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, bvh_f: ND, pair_bvh: ND, mesh_vert: ND, mesh_graph: ND,
     mesh_vert_i: ND, mesh_poly_f: ND, mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND,
-    hfield_f: ND, hfield_i: ND, hfield_data: ND, opt_f: ND, opt_i: ND,
+    hfield_f: ND, hfield_i: ND, hfield_data: ND, sens_f: ND, sens_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -97,13 +98,53 @@ def forward_kernel(
                 _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
                        act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
                        bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
-                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f, opt_i),
+                       mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
                       ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
                       solver_H, solver_Hcone, solver_n),
                 # <<< generated
                 b, integrator, no_constraint, 0)
+
+
+@kernel
+def sensor_kernel(
+    # >>> generated: signature
+    # Model:
+    body_f: ND, body_i: ND, jnt_f: ND, jnt_i: ND, dof_f: ND, dof_i: ND, m_i: ND, geom_f: ND, geom_i: ND, site_f: ND,
+    site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
+    gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, bvh_f: ND, pair_bvh: ND, mesh_vert: ND, mesh_graph: ND,
+    mesh_vert_i: ND, mesh_poly_f: ND, mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND,
+    hfield_f: ND, hfield_i: ND, hfield_data: ND, sens_f: ND, sens_i: ND, opt_f: ND, opt_i: ND,
+    # Data:
+    qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
+    dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
+    contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
+    solver_Hcone: ND, solver_n: ND,
+    # <<< generated
+    # In:
+    sensing: ti.template(),
+    # Out:
+    out: ND,
+):
+    """out[0, b] = env b's sensordata at the state its last forward pass left (`sensor.sensors`, the groups
+    `sensing`)."""
+    env_loop()
+    for i in range(time.shape[0]):
+        b = env_of(i, time.shape[0])
+        sensors(
+            # >>> generated: groups
+            _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f, act_i,
+                   qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i, bvh_f,
+                   pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i, mesh_polyvert,
+                   mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
+            _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
+                  actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  solver_Hcone, solver_n),
+            # <<< generated
+            b, out, 0, 0, sensing)
 
 
 @ti.func
@@ -147,10 +188,11 @@ def no_extra(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec:
 
 @ti.func
 def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: ti.template(), launch: ti.template(),
-            t, extra: ti.template(), contacts):
-    """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat), then what `extra` records (the
-    constraint fields of `layout.frame_layout`, `contacts`: with the contact rows, in the contact pool
-    `crec`). Returns 0 when the pool has no room for the frame's contacts (the env then pauses), else 1."""
+            t, extra: ti.template(), contacts, sensing: ti.template()):
+    """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat), the sensordata when `sensing` (the
+    sensor groups compiled in, `sensor.mask_of`) is not 0, then what `extra` records (the constraint fields of
+    `layout.frame_layout`, `contacts`: with the contact rows, in the contact pool `crec`). Returns 0 when the
+    pool has no room for the frame's contacts (the env then pauses), else 1."""
     nq = m.opt_i[SZ_NQ]
     nv = m.opt_i[SZ_NV]
     nu = m.opt_i[SZ_NU]
@@ -180,7 +222,11 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: 
     for i in range(nbody):
         for c in ti.static(range(4)):
             frames[t, b, o + 4 * i + c] = d.body[b, i, XQUAT + c]
-    return extra(m, d, b, frames, crec, launch, t, o + 4 * nbody, contacts)
+    o += 4 * nbody
+    if ti.static(sensing):
+        sensors(m, d, b, frames, t, o, sensing)
+        o += m.opt_i[SZ_NSENSORDATA]
+    return extra(m, d, b, frames, crec, launch, t, o, contacts)
 
 
 @ti.func
@@ -227,7 +273,7 @@ def _capacity_ok(m: ti.template(), d: ti.template(), b, gs, status: ti.template(
 
 @ti.func
 def _recorded(m: ti.template(), d: ti.template(), b, gs, s, frames: ti.template(), crec: ti.template(),
-              status: ti.template(), launch: ti.template(), extra: ti.template()):
+              status: ti.template(), launch: ti.template(), extra: ti.template(), sensing: ti.template()):
     """After the forward pass of step gs (s of the launch): qacc checked, then the frame recorded on every
     every-th step and at the launch's final pass. 0 when env b stops here: qacc not finite, or no room for its
     contacts in the pool (paused: resumed by the next launch); else 1."""
@@ -236,7 +282,7 @@ def _recorded(m: ti.template(), d: ti.template(), b, gs, s, frames: ti.template(
     # every every-th step, and the final state when every does not divide the run
     if alive and launch[LAUNCH_RECORD] != 0 and (gs % every == 0 or s == launch[LAUNCH_NSTEPS]):
         if not _record(m, d, b, frames, crec, launch, (gs + every - 1) // every - launch[LAUNCH_FRAME0], extra,
-                       launch[LAUNCH_CONTACTS]):
+                       launch[LAUNCH_CONTACTS], sensing):
             alive = 0
             status[b, 0] = ENV_PAUSED_POOL
             status[b, 1] = gs
@@ -246,7 +292,7 @@ def _recorded(m: ti.template(), d: ti.template(), b, gs, s, frames: ti.template(
 @ti.func
 def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(), frames: ti.template(),
                  crec: ti.template(), status: ti.template(), launch: ti.template(), integrator: ti.template(),
-                 constraint: ti.template(), kinds: ti.template(), extra: ti.template()):
+                 constraint: ti.template(), kinds: ti.template(), extra: ti.template(), sensing: ti.template()):
     """Steps s0 .. s0 + nsteps of env b (launch[LAUNCH_*]), recording its frames. An env whose contacts find
     no room left in the contact pool pauses after the forward pass of step gs, before recording it
     (status[b] = (2, gs)); a launch with launch[LAUNCH_RESUME] = 1 runs the paused envs alone, from that
@@ -288,7 +334,7 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                         alive = _capacity_ok(m, d, b, gs, status, launch)
                     resumed = 0
                     if alive and stage == 0:
-                        alive = _recorded(m, d, b, gs, s, frames, crec, status, launch, extra)
+                        alive = _recorded(m, d, b, gs, s, frames, crec, status, launch, extra, sensing)
                     if ti.static(integrator == INT_RK4):
                         if alive and s < nsteps:
                             rk_store(m, d, b, stage)
@@ -353,7 +399,7 @@ def _staged_begin(m: ti.template(), d: ti.template(), b, p, ctrl_seq: ti.templat
 @ti.func
 def _staged_end(m: ti.template(), d: ti.template(), b, p, frames: ti.template(),
                 crec: ti.template(), status: ti.template(), launch: ti.template(), integrator: ti.template(),
-                extra: ti.template()):
+                extra: ti.template(), sensing: ti.template()):
     """Pass p's end, as `_rollout_env` ends a step: the contact capacity and qacc checked, the frame recorded,
     the state integrated (not after the final pass)."""
     if _in_pass(b, p, status, launch):
@@ -363,7 +409,7 @@ def _staged_end(m: ti.template(), d: ti.template(), b, p, frames: ti.template(),
             alive = _capacity_ok(m, d, b, gs, status, launch)
         status[b, STATUS_RESUMED] = 0
         if alive:
-            alive = _recorded(m, d, b, gs, p, frames, crec, status, launch, extra)
+            alive = _recorded(m, d, b, gs, p, frames, crec, status, launch, extra, sensing)
         if alive and p < launch[LAUNCH_NSTEPS]:
             integrate(m, d, b, integrator)
 
@@ -372,7 +418,7 @@ def _staged_end(m: ti.template(), d: ti.template(), b, p, frames: ti.template(),
 def _staged(m: ti.template(), d: ti.template(), b, task: ti.template(), ctrl_seq: ti.template(),
             frames: ti.template(), crec: ti.template(), status: ti.template(), launch: ti.template(),
             integrator: ti.template(), smooth: ti.template(), parts: ti.template(), kinds: ti.template(),
-            extra: ti.template()):
+            extra: ti.template(), sensing: ti.template()):
     """Task `task` of the launch's pass p (launch[LAUNCH_PASS]) for env b: 0 the pass's start, 1 the smooth
     forward pass (with `smooth` as its constraint stage: `forward.no_constraint` in a scene without constraints,
     nothing in one with them), then the constraint stage's parts `parts` (each ``part(m, d, b, kinds)``), then
@@ -387,7 +433,7 @@ def _staged(m: ti.template(), d: ti.template(), b, task: ti.template(), ctrl_seq
         if _forward_due(b, p, status, launch):
             ti.static(parts[task - 2])(m, d, b, kinds)
     else:
-        _staged_end(m, d, b, p, frames, crec, status, launch, integrator, extra)
+        _staged_end(m, d, b, p, frames, crec, status, launch, integrator, extra, sensing)
     if ti.static(lang.LOOP_CANARY):
         _loop_canary(b, launch[LAUNCH_S0] + p, status, launch,
                      ti.static(1 + task if task < 2 + len(parts) else len(STAGE_NAMES) - 1))
@@ -407,7 +453,7 @@ def rollout_kernel(
     site_i: ND, act_f: ND, act_i: ND, qpos_f: ND, ten_f: ND, ten_i: ND, eq_f: ND, eq_i: ND, wrap_f: ND, wrap_i: ND,
     gcol_f: ND, gcol_i: ND, pair_f: ND, pair_i: ND, bvh_f: ND, pair_bvh: ND, mesh_vert: ND, mesh_graph: ND,
     mesh_vert_i: ND, mesh_poly_f: ND, mesh_poly_i: ND, mesh_polyvert: ND, mesh_polymap: ND, mesh_extrema: ND,
-    hfield_f: ND, hfield_i: ND, hfield_data: ND, opt_f: ND, opt_i: ND,
+    hfield_f: ND, hfield_i: ND, hfield_data: ND, sens_f: ND, sens_i: ND, opt_f: ND, opt_i: ND,
     # Data:
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
@@ -416,7 +462,7 @@ def rollout_kernel(
     solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
-    ctrl_seq: ND, launch: ND, nenv: ti.template(), integrator: ti.template(),
+    ctrl_seq: ND, launch: ND, nenv: ti.template(), integrator: ti.template(), sensing: ti.template(),
     # Out:
     frames: ND, crec: ND, status: ND,
 ):
@@ -431,13 +477,14 @@ def rollout_kernel(
                                act_f, act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i,
                                pair_f, pair_i, bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f,
                                mesh_poly_i, mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i,
-                               hfield_data, opt_f, opt_i),
+                               hfield_data, sens_f, sens_i, opt_f, opt_i),
                         _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M,
                               geom, site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f,
                               sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v,
                               solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
                         # <<< generated
-                        b, task, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, (), 0, no_extra)
+                        b, task, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, (), 0, no_extra,
+                        sensing)
     else:
         env_loop()
         for i in range(env_begin(launch, nenv), env_end(launch, nenv)):
@@ -448,11 +495,11 @@ def rollout_kernel(
                     _model(body_f, body_i, jnt_f, jnt_i, dof_f, dof_i, m_i, geom_f, geom_i, site_f, site_i, act_f,
                            act_i, qpos_f, ten_f, ten_i, eq_f, eq_i, wrap_f, wrap_i, gcol_f, gcol_i, pair_f, pair_i,
                            bvh_f, pair_bvh, mesh_vert, mesh_graph, mesh_vert_i, mesh_poly_f, mesh_poly_i,
-                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, opt_f,
-                           opt_i),
+                           mesh_polyvert, mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f,
+                           sens_i, opt_f, opt_i),
                     _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                           site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
                           pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
                           solver_efc_i, solver_H, solver_Hcone, solver_n),
                     # <<< generated
-                    b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra)
+                    b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra, sensing)

@@ -143,6 +143,16 @@ PAIR_MARGIN, PAIR_GAP, PAIR_FRICTION, PAIR_SOLREF, PAIR_SOLREFFRICTION, PAIR_SOL
 NPAIR_F = 16
 BVH_MARGIN = 6  # column of bvh_f
 
+# ----------------------------------------------------------------------------- model: sensors
+# MuJoCo's sensor_type, datatype, objtype, objid, reftype, refid, dim, adr; SENS_BODY, SENS_REFBODY: the body of
+# the object and of the reference frame (-1 for none); SENS_SITETYPE: a touch sensor's site's geom type, its
+# zone (SENS_SITESIZE: the site's size); SENS_CUTOFF: sensor_cutoff
+SENS_TYPE, SENS_DATATYPE, SENS_OBJTYPE, SENS_OBJID, SENS_REFTYPE, SENS_REFID, SENS_DIM, SENS_ADR = range(8)
+SENS_BODY, SENS_REFBODY, SENS_SITETYPE = 8, 9, 10
+NSENS_I = 11
+SENS_CUTOFF, SENS_SITESIZE = 0, 1
+NSENS_F = 4
+
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
 NQPOS_F = 2
@@ -153,7 +163,8 @@ OPT_PRUNETOL = 9  # contact_pruning_tolerance (0: off): contacts of a pair close
 OPT_CCDTOL = 10  # opt.ccd_tolerance: GJK/EPA's tolerance
 # the constraint solver: opt.impratio, tolerance, ls_tolerance, noslip_tolerance; stat.meaninertia
 OPT_IMPRATIO, OPT_TOLERANCE, OPT_LS_TOLERANCE, OPT_NOSLIP_TOLERANCE, OPT_MEANINERTIA = 11, 12, 13, 14, 15
-NOPT_F = 16
+OPT_MAGNETIC = 16  # opt.magnetic (the magnetometer sensor)
+NOPT_F = 19
 (SZ_NQ, SZ_NV, SZ_NU, SZ_NA, SZ_NBODY, SZ_NJNT, SZ_NGEOM, SZ_NSITE, SZ_NMOCAP, SZ_NM, SZ_NTENDON,
  OPT_DISABLEFLAGS, OPT_EULERDAMP, OPT_NGRAVCOMP, OPT_NACTGRAVCOMP, OPT_JACROW) = range(16)
 SZ_NPAIR = 16  # rows of pair_i
@@ -170,15 +181,19 @@ OPT_SOLVER_M = 27
 # efc_J's storage per env: SZ_NEFCWIDE rows of nv columns (room for every non-contact row), then rows of
 # SZ_EFCW columns (the widest contact row's spans); a row's entries are stored compactly, span after span
 SZ_NEFCWIDE, SZ_EFCW = 28, 29
+SZ_NSENSOR, SZ_NSENSORDATA = 30, 31  # sensors (rows of sens_f / sens_i) and the length of a sensordata row
 # OPT_JACROW: the first of 6 scratch rows of ten_J (point and axis Jacobians of spatial tendons and slider-cranks)
 # from OPT_STRIDES on: the per-env stride of each data array (STR, at the end of this file)
-OPT_STRIDES = 30
+OPT_STRIDES = 32
 
 # ----------------------------------------------------------------------------- data: bodies [B, nbody, NDBODY]
 XPOS, XQUAT, XMAT, XIPOS, XIMAT = 0, 3, 7, 16, 19
 SUBTREE_COM, CINERT, CVEL, CRB = 28, 31, 41, 47
 CACC, CFRC_BODY, SUBTREE_MASS = 57, 63, 69  # RNE and com_pos scratch
-NDBODY = 70
+# the sensors' (`sensor`): mj_subtreeVel's subtree_linvel, subtree_angmom; mj_rnePostConstraint's cfrc_int (its
+# cacc goes in CACC, whose RNE values are spent by then)
+SUBTREE_LINVEL, SUBTREE_ANGMOM, CFRC_INT = 70, 73, 76
+NDBODY = 82
 
 # ----------------------------------------------------------------------------- data: joints [B, njnt, NDJNT]
 XANCHOR, XAXIS = 0, 3
@@ -297,7 +312,7 @@ from rigidsim.model import (  # noqa: E402
     DSBL_EULERDAMP as DSBL_EULERDAMP, DSBL_GRAVITY as DSBL_GRAVITY, DSBL_SPRING as DSBL_SPRING,
     DSBL_CONSTRAINT as DSBL_CONSTRAINT, DSBL_CONTACT as DSBL_CONTACT, DSBL_EQUALITY as DSBL_EQUALITY,
     DSBL_FRICTIONLOSS as DSBL_FRICTIONLOSS, DSBL_LIMIT as DSBL_LIMIT, DSBL_REFSAFE as DSBL_REFSAFE,
-    DSBL_WARMSTART as DSBL_WARMSTART, DSBL_ISLAND as DSBL_ISLAND,
+    DSBL_WARMSTART as DSBL_WARMSTART, DSBL_ISLAND as DSBL_ISLAND, DSBL_SENSOR as DSBL_SENSOR,
     DYN_FILTER as DYN_FILTER, DYN_FILTEREXACT as DYN_FILTEREXACT, DYN_INTEGRATOR as DYN_INTEGRATOR,
     DYN_NONE as DYN_NONE,
     GAIN_AFFINE as GAIN_AFFINE, GAIN_FIXED as GAIN_FIXED,
@@ -313,8 +328,8 @@ from rigidsim.model import (  # noqa: E402
 
 MINVAL = 1e-15  # mjMINVAL
 
-# rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes); a scene
-# with constraints adds [ncon, nefc, solver_niter, solver_converged, qfrc_constraint] and, when contacts are
+# rollout frame layout: per env, [time, qpos, qvel, qacc, ctrl, act, xpos, xquat] (offsets from sizes), then
+# sensordata when recorded (`sensor`); a scene with constraints adds [ncon, nefc, solver_niter, solver_converged, qfrc_constraint] and, when contacts are
 # recorded, "crec": where the frame's ncon contact rows start in the launch's contact pool, as two floats
 # (start // CREC_SPLIT, start % CREC_SPLIT: exact in float32 too). The pool holds rows of NCREC floats
 # (`CREC_*`: the two geoms, position, normal from geom 1 to geom 2, dist, the force geom 1 exerts on geom 2
@@ -355,13 +370,17 @@ NCREC = 12
 CREC_SPLIT = 1 << 20
 
 
-def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: bool = False, contacts: bool = False):
-    """Offsets and shapes of the fields of one recorded frame, and its width."""
+def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: bool = False, contacts: bool = False,
+                 nsensordata: int = 0):
+    """Offsets and shapes of the fields of one recorded frame, and its width. `nsensordata` > 0: the frame
+    records sensordata after xquat (before the constraint fields)."""
     sizes = {"time": (1, ()), "qpos": (nq, (nq,)), "qvel": (nv, (nv,)), "qacc": (nv, (nv,)),
              "ctrl": (nu, (nu,)), "act": (na, (na,)), "xpos": (3 * nbody, (nbody, 3)),
              "xquat": (4 * nbody, (nbody, 4)), "ncon": (1, ()), "nefc": (1, ()), "solver_niter": (1, ()),
-             "solver_converged": (1, ()), "qfrc_constraint": (nv, (nv,)), "crec": (2, (2,))}
-    keys = FRAME_KEYS + (CONSTRAINT_KEYS if constraint else ()) + (("crec",) if constraint and contacts else ())
+             "solver_converged": (1, ()), "qfrc_constraint": (nv, (nv,)), "crec": (2, (2,)),
+             "sensordata": (nsensordata, (nsensordata,))}
+    keys = (FRAME_KEYS + (("sensordata",) if nsensordata else ()) + (CONSTRAINT_KEYS if constraint else ())
+            + (("crec",) if constraint and contacts else ()))
     out, off = {}, 0
     for k in keys:
         n, shape = sizes[k]
@@ -428,6 +447,7 @@ MODEL_ARRAYS = (
     # height fields: sizes, grids, and the elevation samples (MuJoCo's float32 values in [0, 1], widened)
     ("hfield_f", "nhfield", NHFIELD_F, "f"), ("hfield_i", "nhfield", NHFIELD_I, "i"),
     ("hfield_data", "nhfielddata", 1, "f"),
+    ("sens_f", "nsensor", NSENS_F, "f"), ("sens_i", "nsensor", NSENS_I, "i"),
     ("opt_f", None, NOPT_F, "f"), ("opt_i", None, NOPT_I, "i"),
 )
 MODEL_ARGS = tuple(a[0] for a in MODEL_ARRAYS)

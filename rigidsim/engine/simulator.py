@@ -135,13 +135,34 @@ class Simulator:
         self._crec_host = self._host(self._crec)
         self.reset()
 
-    def _set_layout(self, contacts: bool) -> None:
-        """The frame layout of rollouts: with the constraint fields in a scene with constraints, and its
-        contacts when `contacts`."""
+    def _set_layout(self, contacts: bool, sensors: bool = False) -> None:
+        """The frame layout of rollouts: with the constraint fields in a scene with constraints, its contacts
+        when `contacts`, and its sensordata when `sensors` (and it has sensors)."""
         m = self.model
         self._rec_contacts = bool(contacts and self.nefcmax and self.npair)
+        self._sensing = self._sensor_mask() if sensors and m.nsensor else 0
         self._layout, self._fwidth = L.frame_layout(m.nq, m.nv, m.nu, m.na, m.nbody, bool(self.nefcmax),
-                                                    self._rec_contacts)
+                                                    self._rec_contacts, m.nsensordata if self._sensing else 0)
+
+    def _sensor_mask(self) -> int:
+        """The sensor groups the scene's sensors need (`sensor.mask_of`); ValueError for a sensor the engine does
+        not compute."""
+        from rigidsim.engine import sensor
+
+        missing = sensor.not_computed(self.model)
+        if missing:
+            names = [self.model.names["sensor"][i] or f"#{i}" for i in missing]
+            raise ValueError(f"sensors not computed yet: {', '.join(names)}")
+        return sensor.mask_of(self.model)
+
+    def sensordata(self) -> np.ndarray:
+        """[B, nsensordata]: every env's sensordata at the state its last forward pass (`forward`) left, as
+        MuJoCo's mj_forward computes it."""
+        n = max(self.model.nsensordata, 1)
+        out = self._dev(np.zeros((1, self.n_envs, n), self.dtype))
+        if self.model.nsensor:
+            self._k.sensor_kernel(*self._m, *self._dargs(), self._sensor_mask(), out)
+        return self._host(out)[0, :, :self.model.nsensordata].copy()
 
     # ------------------------------------------------------------------ device arrays
     def _dev(self, a: np.ndarray):
@@ -369,10 +390,10 @@ class Simulator:
                 from rigidsim.engine.constraint.kernel import constraint_rollout_kernel  # constraint scenes only
 
                 constraint_rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
-                                          self._cfg, frames, self._crec, self._status)
+                                          self._cfg, self._sensing, frames, self._crec, self._status)
             else:
                 self._k.rollout_kernel(*self._m, *self._dargs(), cs, self._launch_i, self._nenv, self.integrator,
-                                       frames, self._crec, self._status)
+                                       self._sensing, frames, self._crec, self._status)
         if self.backend != "cpu" and li[L.LAUNCH_CONTACTS] and not lang.LAUNCH_STEPS_MAX:
             # the pool's counter, as the kernel left it (Vulkan does not count: `record_constraint`)
             li[L.LAUNCH_POOL_N] = self._launch_i.to_numpy()[L.LAUNCH_POOL_N]
@@ -500,7 +521,8 @@ class Simulator:
         what = "Inf" if inf else "NaN"
         return step, env, f"{_KIND.get(kind, 'state')} is {what} at step {step} in env {env}"
 
-    def prepare(self, nstep: Optional[int] = None, every: int = 1, ctrl=None, contacts: bool = False) -> None:
+    def prepare(self, nstep: Optional[int] = None, every: int = 1, ctrl=None, contacts: bool = False,
+                sensors: bool = False) -> None:
         """Compile (or load from the offline cache) the rollout kernel now, without stepping. Given the
         arguments of the `rollout_blocks` call to come, with the arrays that call will pass (its frame buffer
         and controls), so that its first launch finds its argument context ready."""
@@ -508,7 +530,7 @@ class Simulator:
             self._launch((self._noctrl, 0), 0, 0, 1, 0, False, False, self._nodata)
         else:
             c = self._controls(self._ctrl_rows(ctrl, int(nstep)))
-            self._set_layout(contacts)
+            self._set_layout(contacts, sensors)
             _, buf = self._rollout_buffer(int(nstep), int(every))
             self._launch(c, 0, 0, int(every), 0, False, False, buf)
         if self.backend != "cpu":
@@ -548,19 +570,19 @@ class Simulator:
             if f is not None:
                 raise SimulationError(f[2], step=f[0], env=f[1])
 
-    def rollout_blocks(self, nstep: int, every: int = 1, ctrl=None,
-                       contacts: bool = False) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    def rollout_blocks(self, nstep: int, every: int = 1, ctrl=None, contacts: bool = False,
+                       sensors: bool = False) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
         """Advance `nstep` steps, yielding the recorded frames a launch at a time as ``(steps, block)``:
         ``steps`` [n] (int64) the step of each frame, ``block`` [n, B, width] the frames (split it with
         `fields`). The frames are 0, every, 2*every, ..., and the final state at step `nstep` when every
         does not divide it: T = nstep // every + 1, plus one. ``block`` is a view of the engine's frame
         buffer, valid until the generator is resumed. A scene with constraints records its constraint fields
-        too, and with `contacts` its contacts (`contact_rows`)."""
+        too, and with `contacts` its contacts (`contact_rows`); with `sensors`, a scene's sensordata."""
         nstep, every = int(nstep), int(every)
         if nstep < 0 or every < 1:
             raise ValueError("nstep must be >= 0 and every >= 1")
         c = self._controls(self._ctrl_rows(ctrl, nstep))
-        self._set_layout(contacts)
+        self._set_layout(contacts, sensors)
         B = self.n_envs
         fc, buf = self._rollout_buffer(nstep, every)
         span = fc * every  # at most this many steps per launch: the frames of a launch fit the buffer
@@ -638,9 +660,9 @@ class Simulator:
                 "pos": rows[:, L.CREC_POS:L.CREC_POS + 3], "normal": rows[:, L.CREC_NORMAL:L.CREC_NORMAL + 3],
                 "dist": rows[:, L.CREC_DIST], "force": rows[:, L.CREC_FORCE:L.CREC_FORCE + 3]}
 
-    def rollout(self, nstep: int, every: int = 1, ctrl=None) -> Iterator[Dict[str, np.ndarray]]:
+    def rollout(self, nstep: int, every: int = 1, ctrl=None, sensors: bool = False) -> Iterator[Dict[str, np.ndarray]]:
         """`rollout_blocks` a frame at a time: each frame a dict of copies, 'time' [B] and fields [B, ...]."""
-        for _, block in self.rollout_blocks(nstep, every, ctrl):
+        for _, block in self.rollout_blocks(nstep, every, ctrl, sensors=sensors):
             f = self.fields(block)
             for t in range(block.shape[0]):
                 yield {k: np.array(v[t], copy=True) for k, v in f.items()}

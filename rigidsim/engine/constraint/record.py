@@ -22,8 +22,9 @@ from rigidsim.engine.layout import (
 
 @ti.func
 def contact_force(d: ti.template(), b, c):
-    """The contact's force in its own frame (normal, t1, t2), mj_contactForce's first three numbers."""
-    f = sm.zero3()
+    """The contact's force and torque in its own frame (normal, t1, t2, then the torsional and rolling
+    torques), mj_contactForce: 6 numbers, zero past its condim."""
+    f = ti.Vector([0.0] * 6)
     adr = d.contact_i[b, c, CON_EFCADR]
     if adr >= 0:
         dim = d.efc_i[b, adr, EFC_DIM]
@@ -32,12 +33,12 @@ def contact_force(d: ti.template(), b, c):
             for k in range(2 * (dim - 1)):
                 fn += d.efc[b, adr + k, EFC_FORCE]
             f[0] = fn
-            for k in ti.static(range(2)):
+            for k in ti.static(range(5)):
                 if k < dim - 1:
                     f[k + 1] = (d.efc[b, adr + 2 * k, EFC_FORCE] - d.efc[b, adr + 2 * k + 1, EFC_FORCE]) * \
                         d.efc[b, adr + 2 * k, EFC_FRICTION]
         else:
-            for k in ti.static(range(3)):
+            for k in ti.static(range(6)):
                 if k < dim:
                     f[k] = d.efc[b, adr + k, EFC_FORCE]
     return f

@@ -1,0 +1,532 @@
+"""Sensors of one env, as ti.funcs: MuJoCo's engine_sensor (mj_sensorPos, mj_sensorVel, mj_sensorAcc) with what
+they need of engine_core_smooth (mj_subtreeVel, mj_rnePostConstraint) and the energies (mj_energyPos/Vel).
+
+``sensors`` computes the whole sensordata row of env b from what the forward pass left in ``d``: after it, every
+stage's inputs are there (poses, velocities, qacc, actuator and constraint forces), so one call after the pass
+gives what MuJoCo's three stage calls give inside mj_forward. The rollout kernels call it when they record a frame
+(`kernels._record`), ``sensor_kernel`` at the current state.
+
+Only the code a scene's sensors use is compiled in: ``mask_of(model)`` is a bit set of groups (``G_*``), and a
+scene without sensors compiles none of it. Sensor noise is metadata, as in MuJoCo (it adds none); cutoff clips
+as MuJoCo's does. Not computed yet: rangefinder (`NOT_COMPUTED`).
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from rigidsim.engine.lang import ti
+
+from rigidsim import model as M
+from rigidsim.engine import math as sm
+from rigidsim.engine.constraint.record import contact_force
+from rigidsim.engine.ray import ray_primitive
+from rigidsim.engine.smooth import mul_dof_vec
+from rigidsim.engine.layout import (
+    ACT_TRNID, ACT_TRNTYPE, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BODY_DOFADR, BODY_DOFNUM,
+    BODY_INERTIA, BODY_IQUAT, BODY_LASTDOF, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CACC, CDOF, CDOF_DOT,
+    CFRC_INT, CINERT, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
+    DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS,
+    EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
+    EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, JNT_DOFADR, JNT_FREE, JNT_BALL,
+    JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QM,
+    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DIM, SENS_OBJID,
+    SENS_OBJTYPE, SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM,
+    SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU,
+    SZ_NV, TEN_LENGTH, TEN_LENGTHSPRING, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON, XIMAT, XIPOS, XMAT, XPOS,
+    XQUAT,
+)
+
+# MuJoCo's mjtSensor codes (4.0)
+(TOUCH, ACCELEROMETER, VELOCIMETER, GYRO, FORCE, TORQUE, MAGNETOMETER, RANGEFINDER) = range(8)
+(JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC, JOINTACTFRC, TENDONACTFRC,
+ BALLQUAT, BALLANGVEL, JOINTLIMITPOS, JOINTLIMITVEL, JOINTLIMITFRC, TENDONLIMITPOS, TENDONLIMITVEL,
+ TENDONLIMITFRC, FRAMEPOS, FRAMEQUAT, FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS, FRAMELINVEL, FRAMEANGVEL, FRAMELINACC,
+ FRAMEANGACC, SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM) = range(9, 38)
+E_POTENTIAL, E_KINETIC, CLOCK = 43, 44, 45
+DATATYPE_REAL, DATATYPE_POSITIVE = 0, 1
+
+# groups of sensors compiled in together (a scene's `mask_of`)
+G_READ = 1  # values read off the forward pass: joints, tendons, actuators, ball joints, subtreecom, clock
+G_FRAME = 2  # framepos, framequat, frame axes
+G_VEL = 4  # velocimeter, gyro, framelinvel, frameangvel: an object's velocity
+G_SUBTREE = 8  # subtreelinvel, subtreeangmom: mj_subtreeVel
+G_LIMIT = 16  # joint and tendon limits' distance, velocity, force: their constraint rows
+G_POST = 32  # accelerometer, force, torque, framelinacc, frameangacc: mj_rnePostConstraint
+G_TOUCH = 64  # touch: contact normal forces inside the site's zone
+G_ENERGY = 128  # e_potential, e_kinetic
+G_MAGNET = 256  # magnetometer
+
+GROUP_OF = {
+    **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
+                           JOINTACTFRC, TENDONACTFRC, BALLQUAT, BALLANGVEL, SUBTREECOM, CLOCK)},
+    **{t: G_FRAME for t in (FRAMEPOS, FRAMEQUAT, FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS)},
+    **{t: G_VEL for t in (VELOCIMETER, GYRO, FRAMELINVEL, FRAMEANGVEL)},
+    SUBTREELINVEL: G_SUBTREE, SUBTREEANGMOM: G_SUBTREE,
+    **{t: G_LIMIT for t in (JOINTLIMITPOS, JOINTLIMITVEL, JOINTLIMITFRC, TENDONLIMITPOS, TENDONLIMITVEL,
+                            TENDONLIMITFRC)},
+    **{t: G_POST for t in (ACCELEROMETER, FORCE, TORQUE, FRAMELINACC, FRAMEANGACC)},
+    TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET,
+}
+NOT_COMPUTED = (RANGEFINDER,)
+
+
+def not_computed(model: M.Model) -> List[int]:
+    """The sensors of `model` whose values the engine does not compute yet."""
+    return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF]
+
+
+def mask_of(model: M.Model) -> int:
+    """The groups of sensor code a rollout recording `model`'s sensordata compiles in (0: no sensors)."""
+    mask = 0
+    for t in model.sensor_type[:model.nsensor]:
+        mask |= GROUP_OF.get(int(t), 0)
+    return mask
+
+
+# ----------------------------------------------------------------------------- frames and spatial vectors
+
+
+@ti.func
+def _frame(d: ti.template(), b, objtype, objid):
+    """(xpos, xmat) of a body's inertial frame, a body's frame (xbody), a geom or a site (get_xpos_xmat)."""
+    pos = sm.zero3()
+    mat = ti.Vector([0.0] * 9)
+    if objtype == M.OBJ_XBODY:
+        pos = sm.getv(d.body, b, objid, XPOS, 3)
+        mat = sm.getv(d.body, b, objid, XMAT, 9)
+    elif objtype == M.OBJ_BODY:
+        pos = sm.getv(d.body, b, objid, XIPOS, 3)
+        mat = sm.getv(d.body, b, objid, XIMAT, 9)
+    elif objtype == M.OBJ_GEOM:
+        pos = sm.getv(d.geom, b, objid, FXPOS, 3)
+        mat = sm.getv(d.geom, b, objid, FXMAT, 9)
+    else:
+        pos = sm.getv(d.site, b, objid, FXPOS, 3)
+        mat = sm.getv(d.site, b, objid, FXMAT, 9)
+    return pos, mat
+
+
+@ti.func
+def _quat(m: ti.template(), d: ti.template(), b, objtype, objid, body):
+    """The world orientation of an object as a quaternion (get_xquat): its body's xquat times its own."""
+    q = sm.getv(d.body, b, body, XQUAT, 4)
+    if objtype == M.OBJ_BODY:
+        q = sm.mul_quat(q, sm.getm(m.body_f, body, BODY_IQUAT, 4))
+    elif objtype == M.OBJ_GEOM:
+        q = sm.mul_quat(q, sm.getm(m.geom_f, objid, FRAME_QUAT, 4))
+    elif objtype == M.OBJ_SITE:
+        q = sm.mul_quat(q, sm.getm(m.site_f, objid, FRAME_QUAT, 4))
+    return q
+
+
+@ti.func
+def _column(mat, k):
+    """Column k (0, 1, 2) of a row-major 3x3 matrix: the frame's x, y or z axis."""
+    res = ti.Vector([mat[0], mat[3], mat[6]])
+    if k == 1:
+        res = ti.Vector([mat[1], mat[4], mat[7]])
+    elif k == 2:
+        res = ti.Vector([mat[2], mat[5], mat[8]])
+    return res
+
+
+@ti.func
+def _pick(first, a, b):
+    """a if `first` else b, as the first 3 of a 4-vector (a sensordata value)."""
+    res = ti.Vector([b[0], b[1], b[2], 0.0])
+    if first:
+        res = ti.Vector([a[0], a[1], a[2], 0.0])
+    return res
+
+
+@ti.func
+def _ang(v):
+    return ti.Vector([v[0], v[1], v[2]])
+
+
+@ti.func
+def _lin(v):
+    return ti.Vector([v[3], v[4], v[5]])
+
+
+@ti.func
+def _force_at(torque, force, newpos, oldpos):
+    """A force (torque, force) acting at oldpos, as the same force at newpos: its torque about newpos
+    (mju_transformSpatial of a force vector)."""
+    return torque - sm.cross3(newpos - oldpos, force), force
+
+
+@ti.func
+def _motion(m: ti.template(), d: ti.template(), b, col, objtype, objid, body, local):
+    """mj_objectVelocity (col CVEL) or, without its Coriolis term, mj_objectAcceleration (col CACC): the body's
+    com-based motion vector `col` moved to the object's position, as (angular, linear), rotated into the object's
+    frame when `local`. Zero on a body welded to the world or to a mocap body."""
+    pos, mat = _frame(d, b, objtype, objid)
+    ang = sm.zero3()
+    lin = sm.zero3()
+    if m.body_i[body, BODY_LASTDOF] >= 0:
+        v = sm.getv(d.body, b, body, col, 6)
+        ang = _ang(v)
+        lin = _lin(v) - sm.cross3(pos - sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3), ang)
+        if local:
+            ang = sm.rot_vec_mat_t(ang, mat)
+            lin = sm.rot_vec_mat_t(lin, mat)
+    return ang, lin
+
+
+@ti.func
+def _acceleration(m: ti.template(), d: ti.template(), b, objtype, objid, body, local):
+    """mj_objectAcceleration: the object's (angular, linear) acceleration, with the Coriolis term of its
+    frame's rotation (after mj_rnePostConstraint)."""
+    ang, lin = _motion(m, d, b, CACC, objtype, objid, body, local)
+    vang, vlin = _motion(m, d, b, CVEL, objtype, objid, body, local)
+    return ang, lin + sm.cross3(vang, vlin)
+
+
+# ----------------------------------------------------------------------------- what the stages need
+
+
+@ti.func
+def subtree_vel(m: ti.template(), d: ti.template(), b):
+    """mj_subtreeVel: each subtree's linear velocity (its com's) and angular momentum about its com."""
+    nbody = m.opt_i[SZ_NBODY]
+    for i in range(nbody):
+        ang, lin = _motion(m, d, b, CVEL, M.OBJ_BODY, i, i, 0)
+        sm.setv(d.body, b, i, SUBTREE_LINVEL, lin * m.body_f[i, BODY_MASS])
+        ximat = sm.getv(d.body, b, i, XIMAT, 9)
+        dv = sm.rot_vec_mat_t(ang, ximat) * sm.getm(m.body_f, i, BODY_INERTIA, 3)
+        sm.setv(d.body, b, i, SUBTREE_ANGMOM, sm.rot_vec_mat(dv, ximat))
+    for ii in range(nbody):  # momenta summed up the tree, then divided by the subtree's mass
+        i = nbody - 1 - ii
+        mom = sm.getv(d.body, b, i, SUBTREE_LINVEL, 3)
+        if i > 0:
+            p = m.body_i[i, BODY_PARENTID]
+            sm.setv(d.body, b, p, SUBTREE_LINVEL, sm.getv(d.body, b, p, SUBTREE_LINVEL, 3) + mom)
+        sm.setv(d.body, b, i, SUBTREE_LINVEL, mom / ti.max(MINVAL, d.body[b, i, SUBTREE_MASS]))
+    for ii in range(nbody - 1):
+        i = nbody - 1 - ii
+        p = m.body_i[i, BODY_PARENTID]
+        _, lin = _motion(m, d, b, CVEL, M.OBJ_BODY, i, i, 0)
+        linvel = sm.getv(d.body, b, i, SUBTREE_LINVEL, 3)
+        com = sm.getv(d.body, b, i, SUBTREE_COM, 3)
+        # the body's momentum about its subtree's com, then the subtree's about its parent's
+        own = sm.getv(d.body, b, i, SUBTREE_ANGMOM, 3) + sm.cross3(
+            sm.getv(d.body, b, i, XIPOS, 3) - com, (lin - linvel) * m.body_f[i, BODY_MASS])
+        sm.setv(d.body, b, i, SUBTREE_ANGMOM, own)
+        dl = sm.cross3(com - sm.getv(d.body, b, p, SUBTREE_COM, 3),
+                       (linvel - sm.getv(d.body, b, p, SUBTREE_LINVEL, 3)) * d.body[b, i, SUBTREE_MASS])
+        sm.setv(d.body, b, p, SUBTREE_ANGMOM, sm.getv(d.body, b, p, SUBTREE_ANGMOM, 3) + own + dl)
+
+
+@ti.func
+def _add_ext(m: ti.template(), d: ti.template(), b, k, torque, force, at, sign):
+    """cfrc_ext[k] += sign * (torque, force) acting at `at`, moved to k's subtree com (held in CFRC_INT)."""
+    if k > 0:
+        t, f = _force_at(torque, force, sm.getv(d.body, b, m.body_i[k, BODY_ROOTID], SUBTREE_COM, 3), at)
+        for c in ti.static(range(3)):
+            d.body[b, k, CFRC_INT + c] = d.body[b, k, CFRC_INT + c] + sign * t[c]
+            d.body[b, k, CFRC_INT + 3 + c] = d.body[b, k, CFRC_INT + 3 + c] + sign * f[c]
+
+
+@ti.func
+def rne_post_constraint(m: ti.template(), d: ti.template(), b):
+    """mj_rnePostConstraint: cacc (CACC) and cfrc_int (CFRC_INT) with the contact and equality (connect, weld)
+    forces of the solve as external forces."""
+    nbody = m.opt_i[SZ_NBODY]
+    cacc0 = ti.Vector([0.0] * 6)
+    if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_GRAVITY) == 0:
+        for c in ti.static(range(3)):
+            cacc0[3 + c] = -m.opt_f[OPT_GRAVITY + c]
+    sm.setv(d.body, b, 0, CACC, cacc0)
+    for i in range(nbody):  # cfrc_ext, accumulated in CFRC_INT
+        sm.setv(d.body, b, i, CFRC_INT, ti.Vector([0.0] * 6))
+    for c in range(ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])):
+        if d.contact_i[b, c, CON_EFCADR] >= 0:
+            f = contact_force(d, b, c)
+            frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
+            force = sm.zero3()
+            torque = sm.zero3()
+            for k in ti.static(range(3)):
+                axis = ti.Vector([frame[3 * k], frame[3 * k + 1], frame[3 * k + 2]])
+                force = force + f[k] * axis
+                torque = torque + f[3 + k] * axis
+            pos = sm.getv(d.contact, b, c, CON_POS, 3)
+            for side in ti.static(range(2)):  # geom 1's body takes the opposite
+                k = m.geom_i[d.contact_i[b, c, CON_GEOM1 + side], FRAME_BODYID]
+                _add_ext(m, d, b, k, torque, force, pos, ti.static(-1.0 if side == 0 else 1.0))
+    ne = d.efc_n[b, EFCN_NE]
+    r = 0
+    while r < ne:  # connect and weld rows: their force on each body, at its anchor
+        e = d.efc_i[b, r, EFC_ID]
+        et = m.eq_i[e, EQ_TYPE]
+        if et == M.EQ_CONNECT or et == M.EQ_WELD:
+            force = ti.Vector([d.efc[b, r + c, EFC_FORCE] for c in ti.static(range(3))])
+            torque = sm.zero3()
+            if et == M.EQ_WELD:
+                torque = ti.Vector([d.efc[b, r + 3 + c, EFC_FORCE] for c in ti.static(range(3))])
+            for side in ti.static(range(2)):
+                k = m.eq_i[e, EQ_BODY1 + side]
+                if k > 0:
+                    off = sm.zero3()
+                    if m.eq_i[e, EQ_OBJTYPE] == M.OBJ_BODY:
+                        # body 1's point: the weld's second triple, the connect's first; body 2's the other
+                        first = (et == M.EQ_WELD) if side == 0 else (et == M.EQ_CONNECT)
+                        off = sm.getm(m.eq_f, e, EQ_DATA + (3 if first else 0), 3)
+                    else:
+                        off = sm.getm(m.site_f, m.eq_i[e, EQ_OBJ1ID + side], FRAME_POS, 3)
+                    at = sm.rot_vec_mat(off, sm.getv(d.body, b, k, XMAT, 9)) + sm.getv(d.body, b, k, XPOS, 3)
+                    _add_ext(m, d, b, k, torque, force, at, ti.static(1.0 if side == 0 else -1.0))
+            r += 6 if et == M.EQ_WELD else 3
+        else:
+            r += 1
+    for j in range(1, nbody):
+        bda = m.body_i[j, BODY_DOFADR]
+        n = m.body_i[j, BODY_DOFNUM]
+        cacc = (sm.getv(d.body, b, m.body_i[j, BODY_PARENTID], CACC, 6) + mul_dof_vec(d, b, CDOF_DOT, bda, n, d.qvel, bda)
+                + mul_dof_vec(d, b, CDOF, bda, n, d.qacc, bda))
+        sm.setv(d.body, b, j, CACC, cacc)
+        cinert = sm.getv(d.body, b, j, CINERT, 10)
+        cvel = sm.getv(d.body, b, j, CVEL, 6)
+        fbody = sm.mul_inert_vec(cinert, cacc) + sm.cross_force(cvel, sm.mul_inert_vec(cinert, cvel))
+        sm.setv(d.body, b, j, CFRC_INT, fbody - sm.getv(d.body, b, j, CFRC_INT, 6))
+    sm.setv(d.body, b, 0, CFRC_INT, ti.Vector([0.0] * 6))
+    for jj in range(nbody - 1):
+        j = nbody - 1 - jj
+        p = m.body_i[j, BODY_PARENTID]
+        sm.setv(d.body, b, p, CFRC_INT, sm.getv(d.body, b, p, CFRC_INT, 6) + sm.getv(d.body, b, j, CFRC_INT, 6))
+
+
+@ti.func
+def energy_pos(m: ti.template(), d: ti.template(), b):
+    """mj_energyPos: gravity's potential and the joints' and tendons' springs'."""
+    e = 0.0
+    flags = m.opt_i[OPT_DISABLEFLAGS]
+    if (flags & DSBL_GRAVITY) == 0:
+        g = ti.Vector([m.opt_f[OPT_GRAVITY + c] for c in ti.static(range(3))])
+        for i in range(1, m.opt_i[SZ_NBODY]):
+            e -= m.body_f[i, BODY_MASS] * g.dot(sm.getv(d.body, b, i, XIPOS, 3))
+    if (flags & DSBL_SPRING) == 0:
+        for j in range(m.opt_i[SZ_NJNT]):
+            k = m.jnt_f[j, JNT_STIFFNESS]
+            if k != 0:
+                adr = m.jnt_i[j, JNT_QPOSADR]
+                jt = m.jnt_i[j, JNT_TYPE]
+                if jt == JNT_FREE:
+                    dif = ti.Vector([d.qpos[b, adr + c] - m.qpos_f[adr + c, QPOS_SPRING] for c in ti.static(range(3))])
+                    e += 0.5 * k * dif.dot(dif)
+                    adr += 3
+                if jt == JNT_FREE or jt == JNT_BALL:
+                    q = ti.Vector([d.qpos[b, adr + c] for c in ti.static(range(4))])
+                    q0 = ti.Vector([m.qpos_f[adr + c, QPOS_SPRING] for c in ti.static(range(4))])
+                    dif = sm.sub_quat(q, q0)
+                    e += 0.5 * k * dif.dot(dif)
+                else:
+                    x = d.qpos[b, adr] - m.qpos_f[adr, QPOS_SPRING]
+                    e += 0.5 * k * x * x
+        for t in range(m.opt_i[SZ_NTENDON]):
+            k = m.ten_f[t, TEN_STIFFNESS]
+            if k != 0:
+                length = d.ten[b, t, TEN_LENGTH]
+                lo = m.ten_f[t, TEN_LENGTHSPRING]
+                hi = m.ten_f[t, TEN_LENGTHSPRING + 1]
+                x = 0.0
+                if length > hi:
+                    x = length - hi
+                elif length < lo:
+                    x = length - lo
+                e += 0.5 * k * x * x
+    return e
+
+
+@ti.func
+def energy_vel(m: ti.template(), d: ti.template(), b):
+    """mj_energyVel: 0.5 qvel' M qvel, from qM's sparse rows (the diagonal, then the row's ancestors)."""
+    e = 0.0
+    for i in range(m.opt_i[SZ_NV]):
+        adr = m.dof_i[i, DOF_MADR]
+        vi = d.qvel[b, i]
+        row = d.M[b, adr, QM] * vi
+        for p in range(1, m.dof_i[i, DOF_MROWNNZ]):
+            row += 2.0 * d.M[b, adr + p, QM] * d.qvel[b, m.m_i[adr + p, M_COLIND]]
+        e += row * vi
+    return 0.5 * e
+
+
+@ti.func
+def _limit_row(m: ti.template(), d: ti.template(), b, kind, objid, col):
+    """Column `col` of the first limit row of kind `kind` (joint or tendon) of object objid, 0 without one."""
+    res = 0.0
+    nefc = d.efc_n[b, EFCN_NEFC]
+    r = d.efc_n[b, EFCN_NE] + d.efc_n[b, EFCN_NF]
+    while r < nefc:
+        if d.efc_i[b, r, EFC_TYPE] == kind and d.efc_i[b, r, EFC_ID] == objid:
+            res = d.efc[b, r, col]
+            if col == EFC_POS:
+                res -= d.efc[b, r, EFC_MARGIN]
+            r = nefc
+        r += 1
+    return res
+
+
+@ti.func
+def _touch(m: ti.template(), d: ti.template(), b, s, site, body):
+    """The normal forces of the contacts of the site's body whose force ray meets the site's zone."""
+    total = 0.0
+    pos, mat = _frame(d, b, M.OBJ_SITE, site)
+    size = sm.getm(m.sens_f, s, SENS_SITESIZE, 3)
+    for c in range(ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])):
+        b1 = m.geom_i[d.contact_i[b, c, CON_GEOM1], FRAME_BODYID]
+        b2 = m.geom_i[d.contact_i[b, c, CON_GEOM1 + 1], FRAME_BODYID]
+        if d.contact_i[b, c, CON_EFCADR] >= 0 and (body == b1 or body == b2):
+            f = contact_force(d, b, c)
+            if f[0] > 0:
+                ray, _ = sm.normalize3(sm.getv(d.contact, b, c, CON_FRAME, 3) * f[0])
+                if body == b2:
+                    ray = -ray
+                if ray_primitive(pos, mat, size, m.sens_i[s, SENS_SITETYPE], sm.getv(d.contact, b, c, CON_POS, 3),
+                                 ray) >= 0:
+                    total += f[0]
+    return total
+
+
+# ----------------------------------------------------------------------------- sensordata
+
+
+@ti.func
+def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mask: ti.template()):
+    """out[t, b, o:o + nsensordata] = env b's sensordata at the state of its last forward pass. `mask`: the
+    groups compiled in (`mask_of`)."""
+    on = (m.opt_i[OPT_DISABLEFLAGS] & DSBL_SENSOR) == 0  # disabled: zeros (MuJoCo leaves them untouched)
+    if ti.static(mask & G_SUBTREE):
+        if on:
+            subtree_vel(m, d, b)
+    if ti.static(mask & G_POST):
+        if on:
+            rne_post_constraint(m, d, b)
+    for s in range(m.opt_i[SZ_NSENSOR]):
+        typ = m.sens_i[s, SENS_TYPE]
+        objtype = m.sens_i[s, SENS_OBJTYPE]
+        objid = m.sens_i[s, SENS_OBJID]
+        body = m.sens_i[s, SENS_BODY]
+        refid = m.sens_i[s, SENS_REFID]
+        val = ti.Vector([0.0] * 4)
+        if on:
+            if ti.static(mask & G_READ):
+                if typ == JOINTPOS:
+                    val[0] = d.qpos[b, m.jnt_i[objid, JNT_QPOSADR]]
+                elif typ == JOINTVEL:
+                    val[0] = d.qvel[b, m.jnt_i[objid, JNT_DOFADR]]
+                elif typ == TENDONPOS:
+                    val[0] = d.ten[b, objid, TEN_LENGTH]
+                elif typ == TENDONVEL:
+                    val[0] = d.ten[b, objid, TEN_VELOCITY]
+                elif typ == ACTUATORPOS:
+                    val[0] = d.actu[b, objid, ACTUATOR_LENGTH]
+                elif typ == ACTUATORVEL:
+                    val[0] = d.actu[b, objid, ACTUATOR_VELOCITY]
+                elif typ == ACTUATORFRC:
+                    val[0] = d.actu[b, objid, ACTUATOR_FORCE]
+                elif typ == JOINTACTFRC:
+                    val[0] = d.dof[b, m.jnt_i[objid, JNT_DOFADR], QFRC_ACTUATOR]
+                elif typ == TENDONACTFRC:
+                    for a in range(m.opt_i[SZ_NU]):
+                        if m.act_i[a, ACT_TRNTYPE] == TRN_TENDON and m.act_i[a, ACT_TRNID] == objid:
+                            val[0] += d.actu[b, a, ACTUATOR_FORCE]
+                elif typ == BALLQUAT:
+                    adr = m.jnt_i[objid, JNT_QPOSADR]
+                    val = sm.normalize4(ti.Vector([d.qpos[b, adr + c] for c in ti.static(range(4))]))
+                elif typ == BALLANGVEL:
+                    adr = m.jnt_i[objid, JNT_DOFADR]
+                    for c in ti.static(range(3)):
+                        val[c] = d.qvel[b, adr + c]
+                elif typ == SUBTREECOM:
+                    for c in ti.static(range(3)):
+                        val[c] = d.body[b, objid, SUBTREE_COM + c]
+                elif typ == CLOCK:
+                    val[0] = d.time[b]
+            if ti.static(mask & G_MAGNET):
+                if typ == MAGNETOMETER:
+                    _, mat = _frame(d, b, M.OBJ_SITE, objid)
+                    v = sm.rot_vec_mat_t(ti.Vector([m.opt_f[OPT_MAGNETIC + c] for c in ti.static(range(3))]), mat)
+                    for c in ti.static(range(3)):
+                        val[c] = v[c]
+            if ti.static(mask & G_FRAME):
+                if typ == FRAMEQUAT:
+                    q = _quat(m, d, b, objtype, objid, body)
+                    if refid >= 0:
+                        q = sm.mul_quat(sm.neg_quat(_quat(m, d, b, m.sens_i[s, SENS_REFTYPE], refid,
+                                                          m.sens_i[s, SENS_REFBODY])), q)
+                    val = q
+                elif typ == FRAMEPOS or typ == FRAMEXAXIS or typ == FRAMEYAXIS or typ == FRAMEZAXIS:
+                    pos, mat = _frame(d, b, objtype, objid)
+                    v = pos
+                    if typ != FRAMEPOS:
+                        v = _column(mat, typ - FRAMEXAXIS)
+                    if refid >= 0:
+                        rpos, rmat = _frame(d, b, m.sens_i[s, SENS_REFTYPE], refid)
+                        if typ == FRAMEPOS:
+                            v = v - rpos
+                        v = sm.rot_vec_mat_t(v, rmat)
+                    for c in ti.static(range(3)):
+                        val[c] = v[c]
+            if ti.static(mask & G_VEL):
+                if typ == VELOCIMETER or typ == GYRO:
+                    ang, lin = _motion(m, d, b, CVEL, M.OBJ_SITE, objid, body, 1)
+                    val = _pick(typ == VELOCIMETER, lin, ang)
+                elif typ == FRAMELINVEL or typ == FRAMEANGVEL:
+                    ang, lin = _motion(m, d, b, CVEL, objtype, objid, body, 0)
+                    if refid >= 0:
+                        reftype = m.sens_i[s, SENS_REFTYPE]
+                        pos, _ = _frame(d, b, objtype, objid)
+                        rpos, rmat = _frame(d, b, reftype, refid)
+                        rang, rlin = _motion(m, d, b, CVEL, reftype, refid, m.sens_i[s, SENS_REFBODY], 0)
+                        # relative to the reference frame, with the term of its rotation
+                        lin = sm.rot_vec_mat_t(lin - rlin + sm.cross3(pos - rpos, rang), rmat)
+                        ang = sm.rot_vec_mat_t(ang - rang, rmat)
+                    val = _pick(typ == FRAMELINVEL, lin, ang)
+            if ti.static(mask & G_SUBTREE):
+                if typ == SUBTREELINVEL or typ == SUBTREEANGMOM:
+                    col = SUBTREE_LINVEL if typ == SUBTREELINVEL else SUBTREE_ANGMOM
+                    for c in ti.static(range(3)):
+                        val[c] = d.body[b, objid, col + c]
+            if ti.static(mask & G_LIMIT):
+                if typ >= JOINTLIMITPOS and typ <= TENDONLIMITFRC:
+                    kind = CNSTR_LIMIT_JOINT if typ <= JOINTLIMITFRC else CNSTR_LIMIT_TENDON
+                    which = (typ - JOINTLIMITPOS) % 3
+                    val[0] = _limit_row(m, d, b, kind, objid,
+                                        EFC_POS if which == 0 else (EFC_VEL if which == 1 else EFC_FORCE))
+            if ti.static(mask & G_POST):
+                if typ == ACCELEROMETER:
+                    _, lin = _acceleration(m, d, b, M.OBJ_SITE, objid, body, 1)
+                    val = _pick(True, lin, lin)
+                elif typ == FRAMELINACC or typ == FRAMEANGACC:
+                    ang, lin = _acceleration(m, d, b, objtype, objid, body, 0)
+                    val = _pick(typ == FRAMELINACC, lin, ang)
+                elif typ == FORCE or typ == TORQUE:
+                    pos, mat = _frame(d, b, M.OBJ_SITE, objid)
+                    f = sm.getv(d.body, b, body, CFRC_INT, 6)
+                    tq, fr = _force_at(_ang(f), _lin(f),
+                                       pos, sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3))
+                    val = _pick(typ == FORCE, sm.rot_vec_mat_t(fr, mat), sm.rot_vec_mat_t(tq, mat))
+            if ti.static(mask & G_TOUCH):
+                if typ == TOUCH:
+                    val[0] = _touch(m, d, b, s, objid, body)
+            if ti.static(mask & G_ENERGY):
+                if typ == E_POTENTIAL:
+                    val[0] = energy_pos(m, d, b)
+                elif typ == E_KINETIC:
+                    val[0] = energy_vel(m, d, b)
+        dim = m.sens_i[s, SENS_DIM]
+        cutoff = m.sens_f[s, SENS_CUTOFF]
+        dt = m.sens_i[s, SENS_DATATYPE]
+        adr = o + m.sens_i[s, SENS_ADR]
+        for c in ti.static(range(4)):
+            if c < dim:
+                x = val[c]
+                if cutoff > 0:  # MuJoCo's cutoff: both sides of a real value, the top of a positive one
+                    if dt == DATATYPE_REAL:
+                        x = sm.clip(x, -cutoff, cutoff)
+                    elif dt == DATATYPE_POSITIVE:
+                        x = ti.min(cutoff, x)
+                out[t, b, adr + c] = x
