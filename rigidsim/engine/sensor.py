@@ -19,21 +19,24 @@ from rigidsim.engine.lang import ti
 
 from rigidsim import model as M
 from rigidsim.engine import math as sm
+from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
 from rigidsim.engine.ray import ray_primitive
 from rigidsim.engine.smooth import mul_dof_vec
+from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
-    ACT_TRNID, ACT_TRNTYPE, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BODY_DOFADR, BODY_DOFNUM,
+    ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BODY_DOFADR, BODY_DOFNUM,
     BODY_INERTIA, BODY_IQUAT, BODY_LASTDOF, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CACC, CDOF, CDOF_DOT,
-    CFRC_INT, CINERT, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
+    CFRC_INT, CINERT, CNSTR_EQUALITY, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
     DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS,
-    EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
+    EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EFCN_NL, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
     EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, JNT_DOFADR, JNT_FREE, JNT_BALL,
     JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QM,
     QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DIM, SENS_OBJID,
     SENS_OBJTYPE, SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM,
     SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU,
-    SZ_NV, TEN_LENGTH, TEN_LENGTHSPRING, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON, XIMAT, XIPOS, XMAT, XPOS,
+    SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS,
+    TEN_VELOCITY, TRN_TENDON, WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS,
     XQUAT,
 )
 
@@ -56,6 +59,7 @@ G_POST = 32  # accelerometer, force, torque, framelinacc, frameangacc: mj_rnePos
 G_TOUCH = 64  # touch: contact normal forces inside the site's zone
 G_ENERGY = 128  # e_potential, e_kinetic
 G_MAGNET = 256  # magnetometer
+G_TENDON = 512  # with G_POST in a scene with spatial tendons: their forces are external forces of the bodies
 
 GROUP_OF = {
     **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
@@ -81,6 +85,9 @@ def mask_of(model: M.Model) -> int:
     mask = 0
     for t in model.sensor_type[:model.nsensor]:
         mask |= GROUP_OF.get(int(t), 0)
+    if mask & G_POST and any(int(model.wrap_type[model.tendon_adr[t]]) != M.WRAP_JOINT for t in range(model.ntendon)
+                             if model.tendon_num[t]):
+        mask |= G_TENDON
     return mask
 
 
@@ -230,9 +237,80 @@ def _add_ext(m: ti.template(), d: ti.template(), b, k, torque, force, at, sign):
 
 
 @ti.func
-def rne_post_constraint(m: ti.template(), d: ti.template(), b):
+def _weld_torque(m: ti.template(), d: ti.template(), b, e, f):
+    """The world torque on a weld's body 1 of its rotation rows' forces f: their Jacobian's transpose (rows
+    0.5 torquescale Im(n (0, w) q) of body 1's angular velocity w, as the rows are built) times f."""
+    q, n = _weld_quats(m, d, b, e)
+    ts = 0.5 * m.eq_f[e, EQ_DATA + 10]
+    torque = sm.zero3()
+    for k in ti.static(range(3)):
+        axis = sm.zero3()
+        axis[k] = 1.0
+        qc = sm.mul_quat(_mul_quat_axis(n, axis), q)
+        torque[k] = ts * (qc[1] * f[0] + qc[2] * f[1] + qc[3] * f[2])
+    return torque
+
+
+@ti.func
+def _tendon_force(m: ti.template(), d: ti.template(), b, t):
+    """The force along spatial tendon t's length (positive: lengthens it) of everything that acts through the
+    tendon: its constraint rows (friction, limits, tendon equalities, each times its Jacobian's factor on the
+    tendon's), its spring and damper, and the actuators on it (force times gear)."""
+    f = 0.0
+    length = d.ten[b, t, TEN_LENGTH]
+    ne = d.efc_n[b, EFCN_NE]
+    for r in range(ne + d.efc_n[b, EFCN_NF] + d.efc_n[b, EFCN_NL]):
+        typ = d.efc_i[b, r, EFC_TYPE]
+        if typ == CNSTR_FRICTION_TENDON and d.efc_i[b, r, EFC_ID] == t:
+            f += d.efc[b, r, EFC_FORCE]
+        elif typ == CNSTR_LIMIT_TENDON and d.efc_i[b, r, EFC_ID] == t:
+            # the lower limit's row is the tendon's Jacobian, the upper's its negative (`tendon_rows`)
+            lower = d.efc[b, r, EFC_POS] == -1.0 * (m.ten_f[t, TEN_RANGE] - length)
+            f += d.efc[b, r, EFC_FORCE] if lower else -d.efc[b, r, EFC_FORCE]
+        elif typ == CNSTR_EQUALITY and r < ne:
+            e = d.efc_i[b, r, EFC_ID]
+            if m.eq_i[e, EQ_TYPE] == M.EQ_TENDON:
+                if m.eq_i[e, EQ_OBJ1ID] == t:
+                    f += d.efc[b, r, EFC_FORCE]
+                if m.eq_i[e, EQ_OBJ1ID + 1] == t:  # length1 - poly(length2): minus the polynomial's slope
+                    x = length - m.ten_f[t, TEN_LENGTH0]
+                    slope = m.eq_f[e, EQ_DATA + 1] + x * (2.0 * m.eq_f[e, EQ_DATA + 2] + x * (
+                        3.0 * m.eq_f[e, EQ_DATA + 3] + x * 4.0 * m.eq_f[e, EQ_DATA + 4]))
+                    f -= d.efc[b, r, EFC_FORCE] * slope
+    spring, damper = tendon_passive_force(m, d, b, t)
+    f += spring + damper
+    for a in range(m.opt_i[SZ_NU]):
+        if m.act_i[a, ACT_TRNTYPE] == TRN_TENDON and m.act_i[a, ACT_TRNID] == t:
+            f += d.actu[b, a, ACTUATOR_FORCE] * m.act_f[a, ACT_GEAR]
+    return f
+
+
+@ti.func
+def _tendon_ext(m: ti.template(), d: ti.template(), b):
+    """cfrc_ext of the spatial tendons (MuJoCo 4): each straight segment between two sites pulls its ends with
+    the tendon's force (`_tendon_force`), divided by the divisor of the pulley before it."""
+    for t in range(m.opt_i[SZ_NTENDON]):
+        if m.ten_i[t, TEN_FIXED] == 0:
+            f = _tendon_force(m, d, b, t)
+            if f != 0.0:
+                adr = m.ten_i[t, TEN_ADR]
+                div = 1.0
+                for w in range(adr, adr + m.ten_i[t, TEN_NUM] - 1):
+                    if m.wrap_i[w, WRAP_TYPE] == M.WRAP_PULLEY:
+                        div = m.wrap_f[w, WRAP_PRM]
+                    elif m.wrap_i[w + 1, WRAP_TYPE] == M.WRAP_SITE:
+                        pa = sm.getv(d.site, b, m.wrap_i[w, WRAP_OBJID], FXPOS, 3)
+                        pb = sm.getv(d.site, b, m.wrap_i[w + 1, WRAP_OBJID], FXPOS, 3)
+                        u, _ = sm.normalize3(pb - pa)
+                        frc = u * (f / div)  # the length grows with b's end moving along u
+                        _add_ext(m, d, b, m.wrap_i[w, WRAP_BODYID], sm.zero3(), frc, pa, -1.0)
+                        _add_ext(m, d, b, m.wrap_i[w + 1, WRAP_BODYID], sm.zero3(), frc, pb, 1.0)
+
+
+@ti.func
+def rne_post_constraint(m: ti.template(), d: ti.template(), b, tendons: ti.template()):
     """mj_rnePostConstraint: cacc (CACC) and cfrc_int (CFRC_INT) with the contact and equality (connect, weld)
-    forces of the solve as external forces."""
+    forces of the solve as external forces, and with `tendons` the spatial tendons' forces (`_tendon_ext`)."""
     nbody = m.opt_i[SZ_NBODY]
     cacc0 = ti.Vector([0.0] * 6)
     if (m.opt_i[OPT_DISABLEFLAGS] & DSBL_GRAVITY) == 0:
@@ -264,7 +342,8 @@ def rne_post_constraint(m: ti.template(), d: ti.template(), b):
             force = ti.Vector([d.efc[b, r + c, EFC_FORCE] for c in ti.static(range(3))])
             torque = sm.zero3()
             if et == M.EQ_WELD:
-                torque = ti.Vector([d.efc[b, r + 3 + c, EFC_FORCE] for c in ti.static(range(3))])
+                torque = _weld_torque(m, d, b, e, ti.Vector([d.efc[b, r + 3 + c, EFC_FORCE]
+                                                             for c in ti.static(range(3))]))
             for side in ti.static(range(2)):
                 k = m.eq_i[e, EQ_BODY1 + side]
                 if k > 0:
@@ -280,6 +359,8 @@ def rne_post_constraint(m: ti.template(), d: ti.template(), b):
             r += 6 if et == M.EQ_WELD else 3
         else:
             r += 1
+    if ti.static(tendons):
+        _tendon_ext(m, d, b)
     for j in range(1, nbody):
         bda = m.body_i[j, BODY_DOFADR]
         n = m.body_i[j, BODY_DOFNUM]
@@ -403,7 +484,7 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
             subtree_vel(m, d, b)
     if ti.static(mask & G_POST):
         if on:
-            rne_post_constraint(m, d, b)
+            rne_post_constraint(m, d, b, ti.static(mask & G_TENDON))
     for s in range(m.opt_i[SZ_NSENSOR]):
         typ = m.sens_i[s, SENS_TYPE]
         objtype = m.sens_i[s, SENS_OBJTYPE]

@@ -102,23 +102,32 @@ def tendon_velocity(m: ti.template(), d: ti.template(), b):
 
 
 @ti.func
-def tendon_springdamper(m: ti.template(), d: ti.template(), b):
-    """Tendon springs (dead band between lengthspring[0] and [1]) and dampers into qfrc_spring / qfrc_damper."""
+def tendon_passive_force(m: ti.template(), d: ti.template(), b, t):
+    """Tendon t's spring force (dead band between lengthspring[0] and [1]) and damper force along its length."""
     flags = m.opt_i[OPT_DISABLEFLAGS]
+    stiffness = m.ten_f[t, TEN_STIFFNESS] if (flags & DSBL_SPRING) == 0 else 0.0
+    damping = m.ten_f[t, TEN_DAMPING] if (flags & DSBL_DAMPER) == 0 else 0.0
+    frc_spring = 0.0
+    frc_damper = 0.0
+    if stiffness != 0.0 or damping != 0.0:
+        length = d.ten[b, t, TEN_LENGTH]
+        lower = m.ten_f[t, TEN_LENGTHSPRING]
+        upper = m.ten_f[t, TEN_LENGTHSPRING + 1]
+        if length > upper:
+            frc_spring = stiffness * (upper - length)
+        elif length < lower:
+            frc_spring = stiffness * (lower - length)
+        frc_damper = -damping * d.ten[b, t, TEN_VELOCITY]
+    return frc_spring, frc_damper
+
+
+@ti.func
+def tendon_springdamper(m: ti.template(), d: ti.template(), b):
+    """Tendon springs and dampers (`tendon_passive_force`) into qfrc_spring / qfrc_damper."""
     nv = m.opt_i[SZ_NV]
     for t in range(m.opt_i[SZ_NTENDON]):
-        stiffness = m.ten_f[t, TEN_STIFFNESS] if (flags & DSBL_SPRING) == 0 else 0.0
-        damping = m.ten_f[t, TEN_DAMPING] if (flags & DSBL_DAMPER) == 0 else 0.0
-        if stiffness != 0.0 or damping != 0.0:
-            length = d.ten[b, t, TEN_LENGTH]
-            lower = m.ten_f[t, TEN_LENGTHSPRING]
-            upper = m.ten_f[t, TEN_LENGTHSPRING + 1]
-            frc_spring = 0.0
-            if length > upper:
-                frc_spring = stiffness * (upper - length)
-            elif length < lower:
-                frc_spring = stiffness * (lower - length)
-            frc_damper = -damping * d.ten[b, t, TEN_VELOCITY]
+        frc_spring, frc_damper = tendon_passive_force(m, d, b, t)
+        if frc_spring != 0.0 or frc_damper != 0.0:
             for k in range(nv):
                 jk = d.ten_J[b, t, k]
                 if frc_spring != 0.0:

@@ -1,0 +1,174 @@
+"""sensordata against MuJoCo (issue 32).
+
+At states of MuJoCo runs (`mj_forward`'s sensordata at each), every sensor of tests/scenes/every_sensor.xml (every
+type the engine computes, on each object type it accepts) and of the shared dm_control models must give MuJoCo's
+values: to 1e-9 for the position and velocity stages, 1e-6 (scaled: |a - b| / max(1, |b|)) for the acceleration
+stage. A free run records sensordata in every frame, and it follows MuJoCo's over 100 steps to 1e-6.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigidsim import options as opts
+from rigidsim.compare.stages import set_states
+from rigidsim.engine import sensor as S
+from rigidsim.engine.simulator import Simulator
+from rigidsim.loaders import load_scene
+from tests.cli_util import MODELS, ROOT
+from tests.sweep_slice import selection
+
+mujoco = pytest.importorskip("mujoco")
+
+SCENE = ROOT / "tests" / "scenes" / "every_sensor.xml"
+TOL = {1: 1e-9, 2: 1e-9, 3: 1e-6}  # by mjtStage: position, velocity, acceleration
+ZERO_BY_DESIGN = {"touch_top"}  # a zone its contacts' force rays never meet
+# the shared models with sensors, all computed (the quadruped's rangefinders are not yet)
+SHARED = ("dm_control/hopper.xml", "dm_control/cheetah.xml", "dm_control/walker.xml", "dm_control/humanoid.xml",
+          "dm_control/finger.xml", "dm_control/fish.xml", "dm_control/swimmer.xml", "dm_control/manipulator.xml",
+          "dm_control/stacker.xml", "dm_control/humanoid_CMU.xml", "dm_control/dog.xml")
+
+
+def _compat(path):
+    """The scene as MuJoCo runs it: our Model under enable_mujoco_compatibility, and the resolved options."""
+    m0 = load_scene(str(path))
+    r = opts.resolve(m0, {}, {"enable_mujoco_compatibility": True})
+    return opts.apply(m0, r), r
+
+
+def _mujoco_states(mjm, nstep: int, stride: int, key=None, seed: int = 0):
+    """Every stride-th state of a MuJoCo run with random controls, and mj_forward's sensordata at each."""
+    d = mujoco.MjData(mjm)
+    if key is not None:
+        mujoco.mj_resetDataKeyframe(mjm, d, key)
+    rng = np.random.default_rng(seed)
+    states, ref = [], []
+    for t in range(nstep):
+        if mjm.nu:
+            lo, hi = mjm.actuator_ctrlrange.T
+            d.ctrl[:] = np.where(mjm.actuator_ctrllimited, lo + (hi - lo) * rng.random(mjm.nu), rng.normal(size=mjm.nu))
+        mujoco.mj_forward(mjm, d)
+        if t % stride == 0:
+            states.append({"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "act": d.act.copy(), "ctrl": d.ctrl.copy(),
+                           "mocap_pos": d.mocap_pos.copy(), "mocap_quat": d.mocap_quat.copy(),
+                           "eq_active": d.eq_active.copy(), "qacc_warmstart": d.qacc_warmstart.copy(),
+                           "time": float(d.time)})
+            ref.append(d.sensordata.copy())
+        mujoco.mj_step(mjm, d)
+    return states, np.array(ref)
+
+
+def _ours(model, r, states):
+    sim = Simulator(model, len(states), pair_options=r)
+    set_states(sim, states)
+    sim.forward()
+    return sim.sensordata()
+
+
+def _check(model, got, ref):
+    """Per sensor: its largest scaled error over the states must be within its stage's tolerance."""
+    bad = []
+    for i in range(model.nsensor):
+        a, n = int(model.sensor_adr[i]), int(model.sensor_dim[i])
+        err = np.abs(got[:, a:a + n] - ref[:, a:a + n]).max() / max(1.0, float(np.abs(ref[:, a:a + n]).max()))
+        tol = TOL[int(model.sensor_needstage[i])]
+        if not err <= tol:
+            bad.append(f"{model.names['sensor'][i]} (type {int(model.sensor_type[i])}): {err:.3g} > {tol:g}")
+    assert not bad, "; ".join(bad)
+
+
+@pytest.fixture(scope="module", params=["pyramidal", "elliptic"])
+def every_sensor(request, tmp_path_factory):
+    """(model, ours, MuJoCo's) at 40 states: 20 from the keyframe (the box sliding), 20 from qpos0, with the
+    scene's friction cone `param`."""
+    path = tmp_path_factory.mktemp("sens") / "every_sensor.xml"
+    path.write_text(SCENE.read_text().replace('cone="pyramidal"', f'cone="{request.param}"'))
+    model, r = _compat(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    s1, r1 = _mujoco_states(mjm, 200, 10, key=0)
+    s2, r2 = _mujoco_states(mjm, 400, 20, seed=1)
+    states = s1 + s2
+    return model, _ours(model, r, states), np.concatenate([r1, r2])
+
+
+def test_the_scene_has_every_computed_type():
+    model = load_scene(str(SCENE))
+    assert set(int(t) for t in model.sensor_type) == set(S.GROUP_OF)
+
+
+def test_every_sensor_equals_mujoco(every_sensor):
+    model, got, ref = every_sensor
+    _check(model, got, ref)
+
+
+def test_the_states_exercise_every_sensor(every_sensor):
+    """The comparison is not of zeros: every sensor but the one designed to miss reads something in some state,
+    and the limit sensors read 0 in others (their limit inactive)."""
+    model, _, ref = every_sensor
+    names = model.names["sensor"]
+    for i in range(model.nsensor):
+        a, n = int(model.sensor_adr[i]), int(model.sensor_dim[i])
+        v = np.abs(ref[:, a:a + n]).max(axis=1)
+        if names[i] in ZERO_BY_DESIGN:
+            assert v.max() == 0.0, names[i]
+        else:
+            assert v.max() > 0.0, names[i]
+        if "limit" in names[i] or names[i].startswith("touch_b"):
+            assert v.min() == 0.0, names[i]
+
+
+def test_cutoff_clips(every_sensor):
+    """force_arm (cutoff 5) and touch_cyl (cutoff 3) reach their cutoffs in MuJoCo's run, and equal them."""
+    model, got, ref = every_sensor
+    for name, cut in (("force_arm", 5.0), ("touch_cyl", 3.0)):
+        i = model.names["sensor"].index(name)
+        a, n = int(model.sensor_adr[i]), int(model.sensor_dim[i])
+        assert np.abs(ref[:, a:a + n]).max() == cut
+        assert np.abs(got[:, a:a + n]).max() == cut
+
+
+@pytest.mark.parametrize("rel", [pytest.param(x, id=tid) for x, tid in selection(
+    "sensor_models", SHARED, ("dm_control/hopper.xml",), 2)])
+def test_shared_model_sensors_equal_mujoco(rel):
+    path = MODELS / rel
+    if not path.exists():
+        pytest.skip(f"{path} not found (../shared is not here)")
+    model, r = _compat(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    states, ref = _mujoco_states(mjm, 60, 6, key=0 if mjm.nkey else None)
+    _check(model, _ours(model, r, states), ref)
+
+
+def test_free_run_follows_mujoco():
+    """A rollout's recorded sensordata (the hopper from qpos0, a fixed control sequence) follows MuJoCo's
+    mj_step run frame by frame over 100 steps to 1e-6."""
+    path = MODELS / "dm_control" / "hopper.xml"
+    if not path.exists():
+        pytest.skip(f"{path} not found (../shared is not here)")
+    model, r = _compat(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(mjm)
+    ctrl = np.random.default_rng(3).uniform(-1, 1, (100, 1, mjm.nu))
+    ref = []
+    for t in range(101):
+        if t < 100:
+            d.ctrl[:] = ctrl[t, 0]
+        mujoco.mj_forward(mjm, d)
+        ref.append(d.sensordata.copy())
+        mujoco.mj_step(mjm, d)
+    sim = Simulator(model, 1, pair_options=r)
+    got = [f["sensordata"][0] for f in sim.rollout(100, ctrl=ctrl, sensors=True)]
+    ref = np.array(ref)
+    err = np.abs(np.array(got) - ref).max(axis=0) / np.maximum(1.0, np.abs(ref).max(axis=0))
+    assert err.max() <= 1e-6, (model.names["sensor"][int(np.searchsorted(model.sensor_adr, err.argmax(), "right")) - 1],
+                               err.max())
+
+
+def test_a_sensor_not_computed_is_named(tmp_path):
+    p = tmp_path / "rf.xml"
+    p.write_text('<mujoco><worldbody><body><freejoint/><geom size=".1"/><site name="s"/></body></worldbody>'
+                 '<sensor><rangefinder name="rf" site="s"/><clock/></sensor></mujoco>')
+    sim = Simulator(load_scene(str(p)), 1)
+    with pytest.raises(ValueError, match="sensors not computed yet: rf"):
+        sim.sensordata()
