@@ -6,7 +6,7 @@ first use so that the command line does not pay for them.
 
 from rigidsim.version import __version__
 
-__all__ = ["Batch", "InputError", "SimulationError", "sweep", "__version__"]
+__all__ = ["Batch", "InputError", "SimulationError", "read_sensor", "sweep", "__version__"]
 
 
 def __getattr__(name):
@@ -18,6 +18,10 @@ def __getattr__(name):
         from rigidsim.sweeps import sweep
 
         return sweep
+    if name == "read_sensor":  # a sensor's values [T, B, dim] from a trajectory file, by name
+        from rigidsim.trajectory import read_sensor
+
+        return read_sensor
     if name in ("InputError", "SimulationError"):
         from rigidsim import errors
 

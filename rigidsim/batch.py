@@ -7,6 +7,7 @@
     frame = batch.frame()                                  # xpos, xquat, contacts... at the current state
     batch.reset(qpos=qpos_per_env)                         # every env, or some: reset(envs=[3, 7])
     batch.run(200, out="rollout.h5")                       # a trajectory file, as `rigidsim run` writes it
+    batch.sensor("torso_subtreelinvel")                    # [B, 3]: a sensor by name, at the current state
 
 Options are the options file's keys (`rigidsim options`), checked as the file's are; `options` may also be
 the path of an options file, and `sets` takes `--set` strings. Errors are rigidsim's own: an InputError for
@@ -160,14 +161,17 @@ class Batch:
     def frame(self, contacts: bool = True) -> Dict[str, Any]:
         """What a trajectory frame holds at the current state, after one forward pass (time not advanced):
         'time' [B], 'qpos', 'qvel', 'qacc', 'ctrl', 'xpos' [B, nbody, 3], 'xquat' [B, nbody, 4], for a
-        scene with constraints 'qfrc_constraint', 'ncon', 'nefc', 'solver_niter', 'solver_converged', and
-        with `contacts` 'contacts': a list of B dicts of the env's contacts ('geom', 'body', 'position',
-        'normal', 'penetration', 'force': the force geom a exerts on geom b, world frame)."""
+        scene with constraints 'qfrc_constraint', 'ncon', 'nefc', 'solver_niter', 'solver_converged', for a
+        scene with sensors 'sensordata' [B, nsensordata] (when the engine computes them all), and with
+        `contacts` 'contacts': a list of B dicts of the env's contacts ('geom', 'body', 'position', 'normal',
+        'penetration', 'force': the force geom a exerts on geom b, world frame)."""
+        from rigidsim.engine.sensor import not_computed
         from rigidsim.runner import frame_blocks
 
         rec = self._contacts and contacts
         record = ["qpos", "qvel", "qacc", "ctrl", "xpos", "xquat"] + (list(_CONSTRAINT_FIELDS) if self._sim.nefcmax else [])
         record += ["contacts"] if rec else []
+        record += ["sensordata"] if self.model.nsensor and not not_computed(self.model) else []
         out: Dict[str, Any] = {}
         for _, t, fv, crows in frame_blocks(self._sim, self.model, 0, 1, None, record, rec):
             out = {k: np.array(v[0]) for k, v in fv.items()}
@@ -181,6 +185,21 @@ class Batch:
                 out["contacts"] = [_empty_contacts(self._sim.dtype) for _ in range(self.n_envs)]
         return out
 
+    @property
+    def sensordata(self) -> np.ndarray:
+        """[B, nsensordata] every sensor of every env at the current state (one forward pass, as `frame`);
+        InputError for a scene with sensors the engine does not compute yet."""
+        from rigidsim import runner
+
+        runner.with_sensors(("sensordata",), False, self.model, lambda _: None)
+        return self.frame(contacts=False)["sensordata"]
+
+    def sensor(self, name: str, data: Optional[np.ndarray] = None) -> np.ndarray:
+        """Sensor `name`'s values [..., dim]: sliced from `data` (any sensordata array [..., nsensordata], e.g. a
+        frame's or a file's), or at the current state ([B, dim])."""
+        a, n = sensor_slice(self.model, name)
+        return (self.sensordata if data is None else np.asarray(data))[..., a:a + n]
+
     def run(self, steps: int, out: str | Path, every: int = 1, record: Optional[Sequence[str] | str] = None,
             ctrl=None, compression: str = "none") -> Path:
         """Simulate `steps` steps from the current state and write them to `out` as `rigidsim run` does
@@ -191,6 +210,7 @@ class Batch:
         from rigidsim.trajectory import TrajectoryWriteError, check_out
 
         rec = runner.parse_record(",".join(record) if isinstance(record, (list, tuple)) else record)
+        rec = runner.with_sensors(rec, record is None, self.model, lambda note: warnings.warn(note, stacklevel=3))
         out = Path(out)
         check_out(out, "out")
         if int(steps) < 0 or int(every) < 1:
@@ -219,6 +239,21 @@ class Batch:
         if writer.failure is not None:
             raise runner.write_failed(writer, TrajectoryWriteError(writer.failure), int(steps), int(steps), int(every))
         return out
+
+
+def sensor_slice(model, name: str):
+    """(address, dim) of sensor `name` in a sensordata row of `model`; InputError naming the sensors when it
+    has no sensor of that name."""
+    names = list(model.names.get("sensor", []))
+    if name not in names:
+        import difflib
+
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        shown = ", ".join(n for n in names[:6] if n) + ("..." if len(names) > 6 else "")
+        raise InputError(f"no sensor named '{name}'.{hint} The scene's sensors: {shown or 'none'}.", where="sensor")
+    i = names.index(name)
+    return int(model.sensor_adr[i]), int(model.sensor_dim[i])
 
 
 def _per_env(c: Optional[Mapping[str, np.ndarray]], B: int):

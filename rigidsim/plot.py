@@ -10,7 +10,10 @@ One axes (panel) per quantity the file holds, stacked over a shared time axis (s
 - `contacts`: two panels, the number of contacts of each frame, and the total normal force (N): each
   contact's force projected on its normal, summed over the env's contacts of the frame (drawn by default
   only when the file holds a contact);
-- `solver`: `solver_niter` (iterations of the constraint solve), `ncon` and `nefc`, as recorded.
+- `solver`: `solver_niter` (iterations of the constraint solve), `ncon` and `nefc`, as recorded;
+- a sensor's name (from `/model/sensor_names`): one panel of its values (a line per component), from
+  `/sensordata`; `sensordata`: one panel per sensor of the file. Sensor panels are drawn when asked for
+  with --fields only (a humanoid has 35 sensors).
 
 One env is drawn as lines (`env` given, or a file of one env). Several envs without `env`: each line is
 the mean over the envs, with the band between their minimum and maximum (`fill_between`, in the line's
@@ -42,6 +45,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FIELDS = ("qpos", "qvel", "energy", "contacts", "solver")
+SENSORDATA = "sensordata"
+# units of the sensors' values by MuJoCo's sensor type (mjtSensor); others are unitless or mixed
+SENSOR_UNITS = {0: "N", 1: "m/s²", 2: "m/s", 3: "rad/s", 4: "N", 5: "N m", 6: "T", 7: "m", 26: "m", 31: "m/s",
+                32: "rad/s", 33: "m/s²", 34: "rad/s²", 35: "m", 36: "m/s", 37: "kg m²/s", 43: "J", 44: "J", 45: "s"}
 FORMATS = ("png", "svg", "pdf")
 MAX_LEGEND = 48  # legend entries shown (three columns of 16); a humanoid's 28 qpos all fit
 SOLVER_SERIES = (("solver_niter", "solver_niter (iterations)"), ("ncon", "ncon (contacts)"),
@@ -61,18 +68,43 @@ def require_matplotlib() -> None:
 
 
 def parse_fields(text: Optional[str]) -> Optional[Tuple[str, ...]]:
-    """The --fields comma list (None: every field the file holds); an unknown name is refused."""
+    """The --fields comma list (None: every field the file holds). A name that is not one of FIELDS is taken
+    for a sensor's name: `panels` checks it against the file's sensors."""
     if text is None:
         return None
     names = [s.strip() for s in text.split(",") if s.strip()]
     if not names:
         raise InputError(f"expected a comma list out of {','.join(FIELDS)}, got '{text}'", where="--fields")
-    for n in names:
-        if n not in FIELDS:
-            close = difflib.get_close_matches(n, FIELDS, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(f"unknown field '{n}'{hint}; choose out of {','.join(FIELDS)}", where="--fields")
     return tuple(dict.fromkeys(names))
+
+
+def _check_names(f: "h5py.File", names: Sequence[str]) -> None:
+    """Every name of --fields is a field of FIELDS, `sensordata` or one of the file's sensors."""
+    sensors = _sensor_names(f)
+    known = FIELDS + (SENSORDATA,) + tuple(sensors)
+    for n in names:
+        if n not in known:
+            close = difflib.get_close_matches(n, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            also = f", sensordata or a sensor's name ({', '.join(sensors[:4])}{'...' if len(sensors) > 4 else ''})" \
+                if sensors else ""
+            raise InputError(f"unknown field '{n}'{hint}; choose out of {','.join(FIELDS)}{also}", where="--fields")
+
+
+def _sensor_names(f: "h5py.File") -> List[str]:
+    m = f["model"] if "model" in f else {}
+    return [n or f"#{i}" for i, n in enumerate(_strings(m["sensor_names"]))] if "sensor_names" in m else []
+
+
+def _sensor_panel(r: "_Reader", i: int, name: str) -> Panel:
+    """Sensor i's values (`/sensordata` columns sensor_adr[i] : + sensor_dim[i]), a line per component."""
+    adr, dim = int(r.model("sensor_adr")[i]), int(r.model("sensor_dim")[i])
+    typ = int(r.model("sensor_type")[i])
+    values = r("sensordata")[:, :, adr:adr + dim]
+    comps = ("w", "x", "y", "z") if dim == 4 else ("x", "y", "z") if dim == 3 else tuple(str(k) for k in range(dim))
+    unit = SENSOR_UNITS.get(typ, "")
+    series = [Series(name if dim == 1 else f"{name} {c}", values[:, :, k]) for k, c in enumerate(comps)]
+    return Panel(name, f"{name}{f' ({unit})' if unit else ''}", series)
 
 
 def out_format(out: Path) -> str:
@@ -150,7 +182,7 @@ class _Reader:
         self.B = int(f.attrs.get("n_envs", f["qpos"].shape[1] if "qpos" in f else 1))
         self.env = env
         lengths = [f["time"].shape[0]]
-        for name in ("qpos", "qvel", "xpos", "xquat") + tuple(n for n, _ in SOLVER_SERIES):
+        for name in ("qpos", "qvel", "xpos", "xquat", SENSORDATA) + tuple(n for n, _ in SOLVER_SERIES):
             if name in f:
                 lengths.append(f[name].shape[0])
         if "contacts/offsets" in f:
@@ -256,7 +288,17 @@ def panels(f: "h5py.File", env: Optional[int] = None, fields: Optional[Sequence[
         raise InputError(f"env {env} is out of range: {f.filename} holds {B} env{'s' if B != 1 else ''} "
                          f"(0 to {B - 1})", where="--env")
     out: List[Panel] = []
+    if fields is not None:
+        _check_names(f, fields)
+    sensors = _sensor_names(f)
     for field in (fields or FIELDS):
+        if field == SENSORDATA or field in sensors and field not in FIELDS:
+            if SENSORDATA not in f:
+                raise InputError(f"{f.filename} does not hold sensordata; record it with `rigidsim run ... "
+                                 f"--record {SENSORDATA}` (the default for a scene with sensors)", where="--fields")
+            picked = range(len(sensors)) if field == SENSORDATA else (sensors.index(field),)
+            out.extend(_sensor_panel(r, i, sensors[i]) for i in picked)
+            continue
         ok, need = _available(f, field)
         if not ok:
             if fields is not None:
@@ -280,7 +322,7 @@ def panels(f: "h5py.File", env: Optional[int] = None, fields: Optional[Sequence[
             out.append(_solver_panel(r))
     if not out:
         raise InputError(f"{f.filename} holds nothing to plot (no qpos, qvel, body poses, contacts or solver "
-                         f"counts); record some with `rigidsim run ... --record`")
+                         f"counts); record some with `rigidsim run ... --record`, or name sensors with --fields")
     return out, r
 
 

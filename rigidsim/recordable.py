@@ -5,5 +5,6 @@ them in its help without loading either.
 """
 
 RECORDABLE = ("qpos", "qvel", "qacc", "xpos", "xquat", "ctrl", "contacts", "qfrc_constraint", "ncon", "nefc",
-              "solver_niter", "solver_converged")
+              "solver_niter", "solver_converged", "sensordata")
+# and sensordata, for a scene with sensors (`runner.with_sensors`)
 DEFAULT_RECORD = ("qpos", "qvel", "xpos", "xquat", "contacts")

@@ -88,6 +88,39 @@ def parse_record(text: Optional[str]) -> tuple:
     return tuple(dict.fromkeys(fields))
 
 
+def with_sensors(record: tuple, default: bool, model: M.Model, note: Callable[[str], None]) -> tuple:
+    """`record` for `model`: the default set gains sensordata when the scene has sensors and the engine computes
+    them all (else a note says why not); an explicit sensordata is an InputError for a scene without sensors or
+    with sensors the engine does not compute."""
+    from rigidsim.engine.sensor import not_computed
+
+    missing = not_computed(model)
+    names = [model.names["sensor"][i] or f"#{i}" for i in missing]
+    types = sorted({_sensor_tags().get(int(model.sensor_type[i]), str(int(model.sensor_type[i]))) for i in missing})
+    why = (f"rigidsim does not compute {', '.join(types)} sensors yet ({', '.join(names[:3])}"
+           f"{'...' if len(names) > 3 else ''})")
+    if default:
+        if model.nsensor and not missing:
+            return record + ("sensordata",)
+        if missing:
+            note(f"sensordata not recorded: {why}")
+        return record
+    if "sensordata" in record:
+        if not model.nsensor:
+            raise InputError("cannot record 'sensordata': the scene declares no <sensor>", where="--record")
+        if missing:
+            rest = ",".join(f for f in record if f != "sensordata") or "qpos,qvel,xpos,xquat"
+            raise InputError(f"cannot record 'sensordata': {why}. Record without it (--record {rest}).",
+                             where="--record")
+    return record
+
+
+def _sensor_tags() -> Dict[int, str]:
+    from rigidsim.loaders.assemble import SENSORS
+
+    return {v[0]: k for k, v in SENSORS.items()}
+
+
 def cuda_available() -> bool:
     """Whether a CUDA driver with at least one device is present (asked of libcuda, without Taichi)."""
     import ctypes
@@ -376,7 +409,8 @@ def frame_blocks(sim, model: M.Model, steps: int, every: int, ctrl, record: Sequ
     recorded fields, the frames' contact rows or None). `rec_contacts`: the engine records contacts with
     their forces; else `contacts0` (frame 0's, from collision detection alone) for a run of 0 steps."""
     fields = [k for k in record if k != "contacts"]
-    for st, block in sim.rollout_blocks(steps, every=every, ctrl=ctrl, contacts=rec_contacts):
+    for st, block in sim.rollout_blocks(steps, every=every, ctrl=ctrl, contacts=rec_contacts,
+                                        sensors="sensordata" in record):
         f = sim.fields(block)
         crows = frame_contact_rows(model, sim.contact_rows(f)) if rec_contacts else (contacts0 if steps == 0 else None)
         yield st, f["time"][:, 0], {k: recorded(f, k, model.nv) for k in fields}, crows
@@ -465,9 +499,11 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
     file_opts = dict(a.file_options) if a.file_options is not None else opts.load_yaml(a.options) if a.options else {}
     set_opts = {**opts.parse_set(a.sets), **(a.set_options or {})}
     resolved = opts.resolve(model, file_opts, set_opts, precision=precision, backend=backend)
+    record = with_sensors(record, a.record is None, model, said.append)
     # frame 0 alone needs only kinematics (and collision detection for its contacts), unless its accelerations
     # are recorded: they need the forward dynamics with every constraint
-    kinematics_only = a.steps == 0 and "qacc" not in record and bool(unsupported(model, resolved))
+    kinematics_only = (a.steps == 0 and "qacc" not in record and "sensordata" not in record
+                       and bool(unsupported(model, resolved)))
     if not kinematics_only:
         check_supported(model, resolved, model_only_hint=a.steps == 0)
     elif "contacts" in record:
@@ -503,7 +539,7 @@ def _run(a: RunArgs, progress: Optional[Callable[[int, int, float], None]] = Non
         rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax) and not kinematics_only
         # compile before the output file exists, so an early Ctrl-C leaves nothing half-made; with the run's
         # own frame buffer and controls, so that its first launch finds its arguments ready
-        sim.prepare(a.steps, a.every, ctrl, rec_contacts)
+        sim.prepare(a.steps, a.every, ctrl, rec_contacts, "sensordata" in record)
         if "contacts" in record and a.steps == 0 and sim.npair and not rec_contacts:
             sim.collide()
             contacts0 = contact_rows(model, sim.contacts())

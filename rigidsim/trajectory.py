@@ -178,7 +178,8 @@ class TrajectoryWriter:
         self._write_model(model)
         B, fd = self.B, self.fdt
         shapes = {"qpos": (B, model.nq), "qvel": (B, model.nv), "qacc": (B, model.nv), "ctrl": (B, model.nu),
-                  "xpos": (B, model.nbody, 3), "xquat": (B, model.nbody, 4), "qfrc_constraint": (B, model.nv)}
+                  "xpos": (B, model.nbody, 3), "xquat": (B, model.nbody, 4), "qfrc_constraint": (B, model.nv),
+                  "sensordata": (B, model.nsensordata)}
         counts = {"ncon": np.int32, "nefc": np.int32, "solver_niter": np.int32, "solver_converged": np.uint8}
         self._mk("time", (), np.float64)
         for name in self.record:
@@ -503,3 +504,21 @@ def recover(tmp: str | Path, dest: str | Path) -> int:
             raise
     os.replace(part, dest)
     return frames
+
+
+def read_sensor(path: str | Path, name: str) -> np.ndarray:
+    """Sensor `name`'s values [T, B, dim] from a trajectory file's /sensordata, found by its name under /model
+    (sensor_names, sensor_adr, sensor_dim). InputError when the file has no such sensor or no sensordata."""
+    with h5py.File(path, "r") as f:
+        m = f["model"]
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in m["sensor_names"][()]] \
+            if "sensor_names" in m else []
+        if name not in names:
+            raise InputError(f"{path} has no sensor named '{name}' (its sensors: {', '.join(names[:6]) or 'none'}"
+                             f"{'...' if len(names) > 6 else ''})", where=str(path))
+        if "sensordata" not in f:
+            raise InputError(f"{path} does not hold sensordata (record it with --record ...,sensordata)",
+                             where=str(path))
+        i = names.index(name)
+        a, n = int(m["sensor_adr"][i]), int(m["sensor_dim"][i])
+        return np.asarray(f["sensordata"][:, :, a:a + n])

@@ -172,3 +172,116 @@ def test_a_sensor_not_computed_is_named(tmp_path):
     sim = Simulator(load_scene(str(p)), 1)
     with pytest.raises(ValueError, match="sensors not computed yet: rf"):
         sim.sensordata()
+
+
+# ----------------------------------------------------------------------------- the file, the API and the tools
+NO_SENSORS = '<mujoco><worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>'
+
+
+@pytest.fixture(scope="module")
+def sensor_file(tmp_path_factory):
+    """`rigidsim run` of the every-sensor scene from its keyframe, default record: (path, MuJoCo's sensordata
+    at frames 0 and 10 of the same run (controls zero))."""
+    from tests.cli_util import rigidsim
+
+    out = tmp_path_factory.mktemp("sensfile") / "s.h5"
+    p = rigidsim("run", SCENE, "--steps", "10", "--envs", "2", "--keyframe", "sliding", "--out", out,
+                 "--set", "enable_mujoco_compatibility=true")
+    assert p.returncode == 0, p.stderr
+    mjm = mujoco.MjModel.from_xml_path(str(SCENE))
+    d = mujoco.MjData(mjm)
+    mujoco.mj_resetDataKeyframe(mjm, d, 0)
+    ref = []
+    for t in range(11):
+        mujoco.mj_forward(mjm, d)
+        ref.append(d.sensordata.copy())
+        mujoco.mj_step(mjm, d)
+    return out, np.array(ref)
+
+
+def test_run_records_sensordata_by_default(sensor_file):
+    import h5py
+
+    out, ref = sensor_file
+    with h5py.File(out) as f:
+        sd = f["sensordata"][()]
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["model/sensor_names"][()]]
+    assert sd.shape == (11, 2, ref.shape[1])
+    err = np.abs(sd - ref[:, None]).max(axis=(0, 1)) / np.maximum(1.0, np.abs(ref).max(axis=0))
+    assert err.max() <= 1e-6, names[int(np.searchsorted(load_scene(str(SCENE)).sensor_adr, err.argmax(), "right")) - 1]
+
+
+def test_read_sensor_and_batch_sensor_by_name(sensor_file):
+    import h5py
+
+    import rigidsim
+
+    out, ref = sensor_file
+    model = load_scene(str(SCENE))
+    i = model.names["sensor"].index("framequat_ref")
+    a = int(model.sensor_adr[i])
+    v = rigidsim.read_sensor(out, "framequat_ref")
+    assert v.shape == (11, 2, 4)
+    np.testing.assert_allclose(v[:, 0], ref[:, a:a + 4], rtol=0, atol=1e-9)
+    b = rigidsim.Batch(SCENE, envs=2, keyframe="sliding", options={"enable_mujoco_compatibility": True})
+    np.testing.assert_allclose(b.sensor("framequat_ref"), ref[[0, 0], a:a + 4], rtol=0, atol=1e-9)
+    with h5py.File(out) as f:
+        whole = f["sensordata"][()]
+    np.testing.assert_array_equal(b.sensor("framequat_ref", whole), v)  # slicing a file's rows by name
+    assert b.sensordata.shape == (2, model.nsensordata)
+    with pytest.raises(rigidsim.InputError, match="Did you mean 'framequat_ref'"):
+        b.sensor("framequat_rf")
+    with pytest.raises(rigidsim.InputError, match="no sensor named 'nope'"):
+        rigidsim.read_sensor(out, "nope")
+
+
+def test_record_refusals_and_notes(tmp_path):
+    from tests.cli_util import assert_clean_error, rigidsim
+
+    none = tmp_path / "none.xml"
+    none.write_text(NO_SENSORS)
+    text = assert_clean_error(rigidsim("run", none, "--steps", "1", "--out", tmp_path / "a.h5", "--record",
+                                       "qpos,sensordata"), 2)
+    assert "declares no <sensor>" in text
+    rf = tmp_path / "rf.xml"
+    rf.write_text(NO_SENSORS.replace('<geom size=".1"/>', '<geom size=".1"/><site name="s"/>').replace(
+        "</mujoco>", '<sensor><rangefinder name="rf" site="s"/></sensor></mujoco>'))
+    text = assert_clean_error(rigidsim("run", rf, "--steps", "1", "--out", tmp_path / "b.h5", "--record",
+                                       "qpos,sensordata"), 2)
+    assert "does not compute rangefinder sensors yet (rf)" in text and "--record qpos" in text
+    assert not (tmp_path / "b.h5").exists()
+    p = rigidsim("run", rf, "--steps", "1", "--out", tmp_path / "c.h5")
+    assert p.returncode == 0 and "sensordata not recorded" in p.stderr
+
+
+def test_diff_and_plot_see_sensors(sensor_file, tmp_path):
+    import shutil
+
+    import h5py
+
+    from tests.cli_util import rigidsim
+
+    out, _ = sensor_file
+    other = tmp_path / "other.h5"
+    shutil.copy(out, other)
+    model = load_scene(str(SCENE))
+    a = int(model.sensor_adr[model.names["sensor"].index("gyro")])
+    with h5py.File(other, "r+") as f:
+        f["sensordata"][5, 1, a] += 1e-3
+    p = rigidsim("diff", out, other)
+    assert p.returncode == 1 and "sensordata" in p.stdout, p.stdout + p.stderr
+    pytest.importorskip("matplotlib")
+    from rigidsim import plot as P
+
+    with h5py.File(out) as f:
+        fig = P.build_figure(f, fields=["qpos", "gyro", "touch_bottom"])
+    assert [ax.get_label() for ax in fig.axes] == ["qpos", "gyro", "touch_bottom"]
+
+
+def test_compare_has_sensor_stages():
+    from rigidsim.compare.stages import CompareArgs, compare
+
+    res = compare(CompareArgs(scene=str(SCENE), steps=20, keyframe="sliding"))
+    names = {s.number: s for s in res.stages}
+    assert names[7].name.startswith("sensors") and names[8].name.startswith("sensors")
+    assert all(s.ok for s in res.stages), [(s.name, s.error, s.detail) for s in res.stages if not s.ok]

@@ -228,9 +228,10 @@ def plot(
     env: Optional[int] = typer.Option(None, "--env", help="Plot env B alone (default: the mean and min-max band "
                                       "over every env; env 0 of a one-env file)."),
     fields: Optional[str] = typer.Option(None, "--fields", help="Comma list of qpos,qvel,energy,contacts,solver "
-                                         "(default: every one the file holds)."),
+                                         "(default: every one the file holds), sensordata (a panel per sensor) "
+                                         "or sensors' names."),
 ):
-    """Plot a trajectory file: qpos and qvel per joint, energy, contacts and normal force, solver counts.
+    """Plot a trajectory file: qpos and qvel per joint, energy, contacts and normal force, solver counts, sensors.
 
     Needs matplotlib: pip install 'rigidsim\\[plot]'."""
     from rigidsim.plot import plot_file

@@ -19,6 +19,8 @@ options set to ours
 6. free run: our env from s_0 for N steps on its own state; max |qpos - MuJoCo's| over the run at 1e-6 (the
    free-run tolerance of the parity tests: a chaotic scene, many bodies touching, legitimately grows past it
    over long runs).
+7. and 8. sensors (a scene with sensors): sensordata after the forward pass at the same states, scaled as
+   stage 2's, the position and velocity stages' sensors at 1e-9 (7), the acceleration stage's at 1e-6 (8).
 
 With ``envs`` > 1 the free run is done in that many identical envs, and they must agree bit for bit (a check of
 the batching). States 2-5 run as one batch (env t set to s_t, MuJoCo's warmstart included), in chunks that
@@ -163,7 +165,7 @@ def _mujoco_step(mujoco, mjm, d, results) -> None:
     n = int(d.ncon)
     con = d.contact
     results.append({"xpos": d.xpos.copy(), "xquat": d.xquat.copy(), "qacc": d.qacc.copy(),
-                    "qfrc_constraint": d.qfrc_constraint.copy(), "ncon": n,
+                    "qfrc_constraint": d.qfrc_constraint.copy(), "ncon": n, "sensordata": d.sensordata.copy(),
                     "geom": np.array(con.geom[:n]).reshape(-1, 2), "dist": np.array(con.dist[:n]),
                     "pos": np.array(con.pos[:n]).reshape(-1, 3),
                     "normal": np.array(con.frame[:n]).reshape(-1, 9)[:, :3]})
@@ -263,6 +265,14 @@ def _compare(a: CompareArgs) -> Comparison:
     B = int(max(1, min(n, BATCH_BYTES // per_env)))
     sim = probe if B == 1 else Simulator(ours, B, pair_options=resolved)
     kin, con, frc, one = _Worst(), _Worst(), _Worst(), _Worst()
+    from rigidsim.engine.sensor import not_computed
+
+    missing = not_computed(ours)
+    sensing = bool(ours.nsensor) and not missing
+    if missing:
+        notes.append("sensors not compared: rigidsim does not compute " + ", ".join(
+            ours.names["sensor"][i] or f"#{i}" for i in missing[:3]) + ("..." if len(missing) > 3 else "") + " yet")
+    sens = {1: _Worst(), 3: _Worst()}  # position and velocity stages together, then acceleration
     has_contacts = bool(sim.npair) and bool(sim.nconmax)
     ncon_total = sum(r["ncon"] for r in results[:n])
     for t0 in range(0, n, B):
@@ -271,6 +281,7 @@ def _compare(a: CompareArgs) -> Comparison:
         set_states(sim, pad)
         sim.forward()
         got = {k: sim.get(k) for k in ("xpos", "xquat", "qacc")}
+        sd = sim.sensordata() if sensing else None
         cons = sim.contacts() if has_contacts else None
         offs = np.concatenate([[0], np.cumsum(cons["count"])]) if has_contacts else None
         for b in range(len(batch)):
@@ -284,6 +295,8 @@ def _compare(a: CompareArgs) -> Comparison:
                 c = sim.constraints(b)
                 qfrc = c["efc_J"].T @ c["efc_force"]
             frc.see(float(_scaled(qfrc, ref["qfrc_constraint"]).max(initial=0.0)), f"qfrc_constraint at state {t}")
+            if sensing:
+                _sensor_errors(ours, sens, sd[b], ref["sensordata"], t)
         set_states(sim, pad)
         sim.step(1)
         qpos, qvel = sim.get("qpos"), sim.get("qvel")
@@ -301,8 +314,22 @@ def _compare(a: CompareArgs) -> Comparison:
     stages.append(Stage(5, "one step", f"qpos, qvel after one step from each of {n} states (re-synchronised)",
                         one.err, STEP_TOL, one.where))
     stages.append(_free_run(ours, resolved, start, states, a.envs))
+    if sensing:
+        stages.append(Stage(7, "sensors: position, velocity", f"sensordata of those stages at {n} states",
+                            sens[1].err, KIN_TOL, sens[1].where))
+        stages.append(Stage(8, "sensors: acceleration", f"sensordata of the acceleration stage at {n} states",
+                            sens[3].err, FORCE_RTOL, sens[3].where))
     return Comparison(scene=a.scene, steps=n, envs=a.envs, compat=bool(resolved["enable_mujoco_compatibility"]),
                       compat_default=compat_default, start=where, stages=stages, notes=notes)
+
+
+def _sensor_errors(model, sens: Dict[int, _Worst], got: np.ndarray, ref: np.ndarray, t: int) -> None:
+    """Fold each sensor's scaled error at state t into sens[1] (position, velocity stages) or sens[3]."""
+    for i in range(model.nsensor):
+        a, n = int(model.sensor_adr[i]), int(model.sensor_dim[i])
+        stage = 3 if int(model.sensor_needstage[i]) == 3 else 1
+        name = model.names["sensor"][i] or f"#{i}"
+        sens[stage].see(float(_scaled(got[a:a + n], ref[a:a + n]).max(initial=0.0)), f"sensor {name} at state {t}")
 
 
 def _model_stage(ours, mjm) -> Stage:

@@ -602,7 +602,7 @@ class Simulator:
             t_launch = time.perf_counter()
             self._launch_all(c, s0, n, every, frame0, last, True, buf, self._slices(n))
             elapsed = time.perf_counter() - t_launch
-            if n >= 8 or elapsed > LAUNCH_SECONDS / 8:  # long enough for its launch overhead to be small
+            if n > 0 and (n >= 8 or elapsed > LAUNCH_SECONDS / 8):  # long enough for its launch overhead to be small
                 self._step_seconds = elapsed / n
             # short launches amortize launch overhead badly, long ones delay Ctrl-C and progress (a long
             # window is cut into slices of about LAUNCH_SECONDS)
