@@ -19,6 +19,7 @@ Panda (and the Go2 and the Shadow Hand, when those folders exist).
     python benchmarks/bench_startup.py                      # every scene found, 1 cold + 3 warm rounds
     python benchmarks/bench_startup.py --scenes pendulum,humanoid --cold 3 --warm 5
     python benchmarks/bench_startup.py --scenes pendulum,cheetah --backend vulkan --no-mujoco
+    python benchmarks/bench_startup.py --scenes humanoid --record qpos,qvel,xpos,xquat,contacts   # no sensors
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=3, help="warm rounds per scene (and mujoco rounds)")
     ap.add_argument("--no-mujoco", action="store_true", help="leave out the mujoco column")
     ap.add_argument("--backend", default="cpu", choices=("cpu", "vulkan"), help="the backend to time")
+    ap.add_argument("--record", default=None, help="run's --record (default: run's default set, sensordata "
+                    "included for a scene with sensors)")
     args = ap.parse_args()
 
     scenes = _scenes()
@@ -99,7 +102,8 @@ def main() -> None:
     load0 = os.getloadavg()
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {_cpu_model()}, "
           f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
-          f"{args.cold} cold + {args.warm} warm rounds, medians, backend {args.backend}", flush=True)
+          f"{args.cold} cold + {args.warm} warm rounds, medians, backend {args.backend}"
+          f"{', --record ' + args.record if args.record else ''}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="rigidsim-startup-") as tmp:
         out = Path(tmp) / "out.h5"
@@ -110,6 +114,8 @@ def main() -> None:
                    "--out", str(out), "--quiet"]
             if args.backend != "cpu":
                 cmd += ["--backend", args.backend, "--precision", "32"]
+            if args.record:
+                cmd += ["--record", args.record]
             cold, warm = [], []
             for k in range(args.cold):
                 env = dict(base, RIGIDSIM_CACHE_DIR=str(Path(tmp) / f"cache-{label}-{k}"),
