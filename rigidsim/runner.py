@@ -97,8 +97,8 @@ def with_sensors(record: tuple, default: bool, model: M.Model, note: Callable[[s
     missing = not_computed(model)
     names = [model.names["sensor"][i] or f"#{i}" for i in missing]
     types = sorted({_sensor_tags().get(int(model.sensor_type[i]), str(int(model.sensor_type[i]))) for i in missing})
-    why = (f"rigidsim does not compute {', '.join(types)} sensors yet ({', '.join(names[:3])}"
-           f"{'...' if len(names) > 3 else ''})")
+    why = (f"rigidsim does not compute {', '.join(types)} sensors in a scene with mesh geoms yet (rays are not "
+           f"cast against meshes: {', '.join(names[:3])}{'...' if len(names) > 3 else ''})")
     if default:
         if model.nsensor and not missing:
             return record + ("sensordata",)

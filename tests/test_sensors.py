@@ -24,10 +24,10 @@ mujoco = pytest.importorskip("mujoco")
 SCENE = ROOT / "tests" / "scenes" / "every_sensor.xml"
 TOL = {1: 1e-9, 2: 1e-9, 3: 1e-6}  # by mjtStage: position, velocity, acceleration
 ZERO_BY_DESIGN = {"touch_top"}  # a zone its contacts' force rays never meet
-# the shared models with sensors, all computed (the quadruped's rangefinders are not yet)
+# the shared models with sensors (the quadruped: 20 rangefinders over a height field)
 SHARED = ("dm_control/hopper.xml", "dm_control/cheetah.xml", "dm_control/walker.xml", "dm_control/humanoid.xml",
           "dm_control/finger.xml", "dm_control/fish.xml", "dm_control/swimmer.xml", "dm_control/manipulator.xml",
-          "dm_control/stacker.xml", "dm_control/humanoid_CMU.xml", "dm_control/dog.xml")
+          "dm_control/stacker.xml", "dm_control/humanoid_CMU.xml", "dm_control/dog.xml", "dm_control/quadruped.xml")
 
 
 def _compat(path):
@@ -78,10 +78,11 @@ def _check(model, got, ref):
     assert not bad, "; ".join(bad)
 
 
-@pytest.fixture(scope="module", params=["pyramidal", "elliptic"])
+@pytest.fixture(scope="module", params=[pytest.param(x, id=tid) for x, tid in selection(
+    "sensor_cones", ("pyramidal", "elliptic"), (), 1)])
 def every_sensor(request, tmp_path_factory):
     """(model, ours, MuJoCo's) at 40 states: 20 from the keyframe (the box sliding), 20 from qpos0, with the
-    scene's friction cone `param`."""
+    scene's friction cone `param` (one cone per commit, both under RIGIDSIM_SWEEP=1: each compiles a kernel)."""
     path = tmp_path_factory.mktemp("sens") / "every_sensor.xml"
     path.write_text(SCENE.read_text().replace('cone="pyramidal"', f'cone="{request.param}"'))
     model, r = _compat(path)
@@ -119,17 +120,20 @@ def test_the_states_exercise_every_sensor(every_sensor):
 
 
 def test_cutoff_clips(every_sensor):
-    """force_arm (cutoff 5) and touch_cyl (cutoff 3) reach their cutoffs in MuJoCo's run, and equal them."""
+    """force_arm (cutoff 5), touch_cyl (3) and rf_diag (0.7) reach their cutoffs in MuJoCo's run, and equal them;
+    rf_up (0.5) never hits: its -1 is clipped to -0.5, as MuJoCo clips a real value on both sides."""
     model, got, ref = every_sensor
-    for name, cut in (("force_arm", 5.0), ("touch_cyl", 3.0)):
+    for name, cut in (("force_arm", 5.0), ("touch_cyl", 3.0), ("rf_diag", 0.7), ("rf_up", 0.5)):
         i = model.names["sensor"].index(name)
         a, n = int(model.sensor_adr[i]), int(model.sensor_dim[i])
         assert np.abs(ref[:, a:a + n]).max() == cut
         assert np.abs(got[:, a:a + n]).max() == cut
+    i = model.names["sensor"].index("rf_up")
+    assert (got[:, model.sensor_adr[i]] == -0.5).all() and (ref[:, model.sensor_adr[i]] == -0.5).all()
 
 
 @pytest.mark.parametrize("rel", [pytest.param(x, id=tid) for x, tid in selection(
-    "sensor_models", SHARED, ("dm_control/hopper.xml",), 2)])
+    "sensor_models", SHARED, ("dm_control/hopper.xml",), 1)])
 def test_shared_model_sensors_equal_mujoco(rel):
     path = MODELS / rel
     if not path.exists():
@@ -165,10 +169,15 @@ def test_free_run_follows_mujoco():
                                err.max())
 
 
+MESH_RF = ('<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody>'
+           '<geom type="mesh" mesh="m" pos="2 0 0"/><body><freejoint/><geom size=".1"/><site name="s"/></body>'
+           '</worldbody><sensor><rangefinder name="rf" site="s"/><clock/></sensor></mujoco>')
+
+
 def test_a_sensor_not_computed_is_named(tmp_path):
+    """Rays are not cast against meshes yet: a rangefinder in a scene with a mesh a ray sees is not computed."""
     p = tmp_path / "rf.xml"
-    p.write_text('<mujoco><worldbody><body><freejoint/><geom size=".1"/><site name="s"/></body></worldbody>'
-                 '<sensor><rangefinder name="rf" site="s"/><clock/></sensor></mujoco>')
+    p.write_text(MESH_RF)
     sim = Simulator(load_scene(str(p)), 1)
     with pytest.raises(ValueError, match="sensors not computed yet: rf"):
         sim.sensordata()
@@ -179,15 +188,21 @@ NO_SENSORS = '<mujoco><worldbody><body><freejoint/><geom size=".1"/></body></wor
 
 
 @pytest.fixture(scope="module")
-def sensor_file(tmp_path_factory):
-    """`rigidsim run` of the every-sensor scene from its keyframe, default record: (path, MuJoCo's sensordata
-    at frames 0 and 10 of the same run (controls zero))."""
-    from tests.cli_util import rigidsim
+def sensor_batch():
+    import rigidsim
 
+    return rigidsim.Batch(SCENE, envs=2, keyframe="sliding", options={"enable_mujoco_compatibility": True})
+
+
+@pytest.fixture(scope="module")
+def sensor_file(sensor_batch, tmp_path_factory):
+    """`Batch.run` (`rigidsim run`'s writer and default record) of the every-sensor scene from its keyframe: (path,
+    MuJoCo's sensordata at frames 0 to 10 of the same run (controls zero)). The command line's default record
+    is run by tests/test_readme.py (the humanoid, read back with read_sensor)."""
     out = tmp_path_factory.mktemp("sensfile") / "s.h5"
-    p = rigidsim("run", SCENE, "--steps", "10", "--envs", "2", "--keyframe", "sliding", "--out", out,
-                 "--set", "enable_mujoco_compatibility=true")
-    assert p.returncode == 0, p.stderr
+    sensor_batch.reset()
+    sensor_batch.run(10, out)
+    sensor_batch.reset()
     mjm = mujoco.MjModel.from_xml_path(str(SCENE))
     d = mujoco.MjData(mjm)
     mujoco.mj_resetDataKeyframe(mjm, d, 0)
@@ -211,7 +226,7 @@ def test_run_records_sensordata_by_default(sensor_file):
     assert err.max() <= 1e-6, names[int(np.searchsorted(load_scene(str(SCENE)).sensor_adr, err.argmax(), "right")) - 1]
 
 
-def test_read_sensor_and_batch_sensor_by_name(sensor_file):
+def test_read_sensor_and_batch_sensor_by_name(sensor_file, sensor_batch):
     import h5py
 
     import rigidsim
@@ -223,7 +238,7 @@ def test_read_sensor_and_batch_sensor_by_name(sensor_file):
     v = rigidsim.read_sensor(out, "framequat_ref")
     assert v.shape == (11, 2, 4)
     np.testing.assert_allclose(v[:, 0], ref[:, a:a + 4], rtol=0, atol=1e-9)
-    b = rigidsim.Batch(SCENE, envs=2, keyframe="sliding", options={"enable_mujoco_compatibility": True})
+    b = sensor_batch
     np.testing.assert_allclose(b.sensor("framequat_ref"), ref[[0, 0], a:a + 4], rtol=0, atol=1e-9)
     with h5py.File(out) as f:
         whole = f["sensordata"][()]
@@ -236,22 +251,26 @@ def test_read_sensor_and_batch_sensor_by_name(sensor_file):
 
 
 def test_record_refusals_and_notes(tmp_path):
+    from rigidsim import runner
+    from rigidsim.errors import InputError
     from tests.cli_util import assert_clean_error, rigidsim
 
     none = tmp_path / "none.xml"
     none.write_text(NO_SENSORS)
     text = assert_clean_error(rigidsim("run", none, "--steps", "1", "--out", tmp_path / "a.h5", "--record",
                                        "qpos,sensordata"), 2)
-    assert "declares no <sensor>" in text
+    assert "declares no <sensor>" in text and not (tmp_path / "a.h5").exists()
     rf = tmp_path / "rf.xml"
-    rf.write_text(NO_SENSORS.replace('<geom size=".1"/>', '<geom size=".1"/><site name="s"/>').replace(
-        "</mujoco>", '<sensor><rangefinder name="rf" site="s"/></sensor></mujoco>'))
-    text = assert_clean_error(rigidsim("run", rf, "--steps", "1", "--out", tmp_path / "b.h5", "--record",
-                                       "qpos,sensordata"), 2)
-    assert "does not compute rangefinder sensors yet (rf)" in text and "--record qpos" in text
-    assert not (tmp_path / "b.h5").exists()
-    p = rigidsim("run", rf, "--steps", "1", "--out", tmp_path / "c.h5")
-    assert p.returncode == 0 and "sensordata not recorded" in p.stderr
+    rf.write_text(MESH_RF)
+    model = load_scene(str(rf))
+    with pytest.raises(InputError) as e:
+        runner.with_sensors(("qpos", "sensordata"), False, model, lambda _: None)
+    assert "does not compute rangefinder sensors in a scene with mesh geoms yet" in e.value.message
+    assert ": rf)" in e.value.message and "--record qpos" in e.value.message
+    notes = []
+    assert runner.with_sensors(runner.DEFAULT_RECORD, True, model, notes.append) == runner.DEFAULT_RECORD
+    assert len(notes) == 1 and notes[0].startswith("sensordata not recorded")
+    assert runner.with_sensors(runner.DEFAULT_RECORD, True, load_scene(str(SCENE)), notes.append)[-1] == "sensordata"
 
 
 def test_diff_and_plot_see_sensors(sensor_file, tmp_path):
@@ -281,7 +300,7 @@ def test_diff_and_plot_see_sensors(sensor_file, tmp_path):
 def test_compare_has_sensor_stages():
     from rigidsim.compare.stages import CompareArgs, compare
 
-    res = compare(CompareArgs(scene=str(SCENE), steps=20, keyframe="sliding"))
+    res = compare(CompareArgs(scene=str(SCENE), steps=8, keyframe="sliding"))
     names = {s.number: s for s in res.stages}
     assert names[7].name.startswith("sensors") and names[8].name.startswith("sensors")
     assert all(s.ok for s in res.stages), [(s.name, s.error, s.detail) for s in res.stages if not s.ok]

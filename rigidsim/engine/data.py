@@ -209,6 +209,7 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         return ff, fi
 
     geom_f, geom_i = frames("geom", ngeom)
+    geom_i[:ngeom, L.FRAME_RAY] = ray_visible(model)
     site_f, site_i = frames("site", nsite)
 
     act_f = np.zeros((_rows(nu), L.NACT_F), f)
@@ -415,6 +416,16 @@ def put_model(model: M.Model, fdtype, pair_options: Optional[Mapping[str, Any]] 
         assert a.shape == shape and a.dtype == (f if kind == "f" else i32), (name, a.shape, shape)
     assert tuple(out) == L.MODEL_ARGS
     return out
+
+
+def ray_visible(model: M.Model) -> np.ndarray:
+    """Per geom, 1 when a ray sees it (mj_ray's test): its alpha, or its material's when it has one, is not 0."""
+    matid = np.asarray(model.geom_matid, np.int64)
+    alpha = np.asarray(model.geom_rgba, np.float64).reshape(-1, 4)[:, 3].copy()
+    if model.nmat:
+        mat_alpha = np.asarray(model.mat_rgba, np.float64).reshape(-1, 4)[:, 3]
+        alpha = np.where(matid >= 0, mat_alpha[np.maximum(matid, 0)], alpha)
+    return (alpha != 0).astype(np.int32)
 
 
 def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:

@@ -55,7 +55,8 @@ NM_I = 2
 FRAME_POS, FRAME_QUAT = 0, 3  # geom_pos/geom_quat, site_pos/site_quat
 NFRAME_F = 7
 FRAME_BODYID, FRAME_SAMEFRAME = 0, 1
-NFRAME_I = 2
+FRAME_RAY = 2  # geoms: 1 when a ray sees it (mj_ray: not transparent, by its rgba or its material's); sites: 0
+NFRAME_I = 3
 
 # ----------------------------------------------------------------------------- model: actuators
 ACT_DYNPRM, ACT_GAINPRM, ACT_BIASPRM = 0, 10, 20

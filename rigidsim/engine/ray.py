@@ -3,12 +3,19 @@ pnt + x vec (x >= 0, in units of |vec|) to the first point of a geom-shaped volu
 A ray that starts inside the volume hits its surface on the way out. The touch sensor's zone test uses them.
 
 Each shape is given by its centre `pos`, orientation `mat` (row-major 3x3, columns the shape's axes) and MuJoCo's
-size vector; the ray is mapped into the shape's frame first."""
+size vector; the ray is mapped into the shape's frame first. `ray_scene` is mj_ray (the rangefinder's): every
+geom a ray sees, planes and height fields included."""
 
 from rigidsim.engine.lang import ti
 
 from rigidsim.engine import math as sm
-from rigidsim.model import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_SPHERE
+from rigidsim.engine.layout import (
+    FRAME_BODYID, FRAME_RAY, FXMAT, FXPOS, GEOM_HFIELDID, GEOM_SIZE, GEOM_TYPE, HFIELD_ADR, HFIELD_NCOL, HFIELD_NROW,
+    HFIELD_SIZE, SZ_NGEOM,
+)
+from rigidsim.model import (
+    GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_PLANE, GEOM_SPHERE,
+)
 
 MINVAL = 1e-15  # mjMINVAL
 
@@ -120,4 +127,173 @@ def ray_primitive(pos, mat, size, geomtype, pnt, vec):
             x = _cylinder(p, v, size)
         elif geomtype == GEOM_BOX:
             x = _box(p, v, size)
+    return x
+
+
+# ----------------------------------------------------------------------------- rays against a scene (rangefinder)
+
+
+@ti.func
+def _box_all(p, v, size):
+    """A ray from p along v (the box's frame) against a box: (the nearest distance or -1, each face's distance
+    (faces -x, +x, -y, +y, -z, +z) or -1 where the ray does not cross that face)."""
+    x = -1.0
+    allx = ti.Vector([-1.0] * 6)
+    if _sphere(p, v, size.dot(size)) >= 0:
+        for i in ti.static(range(3)):
+            j = ti.static((i + 1) % 3)
+            k = ti.static((i + 2) % 3)
+            if ti.abs(v[i]) > MINVAL:
+                for s in ti.static(range(2)):
+                    side = ti.static(2.0 * s - 1.0)
+                    sol = (side * size[i] - p[i]) / v[i]
+                    if sol >= 0 and ti.abs(p[j] + sol * v[j]) <= size[j] and ti.abs(p[k] + sol * v[k]) <= size[k]:
+                        x = _nearer(x, sol)
+                        allx[2 * i + s] = sol
+    return x, allx
+
+
+@ti.func
+def _plane(p, v, size):
+    """The front face of a plane (its +z side), within its rectangle when its size is positive."""
+    x = -1.0
+    if v[2] <= -MINVAL:
+        sol = -p[2] / v[2]
+        if sol >= 0:
+            q0 = p[0] + sol * v[0]
+            q1 = p[1] + sol * v[1]
+            if (size[0] <= 0 or ti.abs(q0) <= size[0]) and (size[1] <= 0 or ti.abs(q1) <= size[1]):
+                x = sol
+    return x
+
+
+@ti.func
+def _triangle(v0, v1, v2, p, v, b0, b1):
+    """A ray against a triangle: the ray's crossing of the triangle's plane when the ray, projected along itself
+    on the plane (b0, b1) normal to it, passes inside the triangle; -1 otherwise."""
+    x = -1.0
+    d0 = v0 - p
+    d1 = v1 - p
+    d2 = v2 - p
+    p0 = ti.Vector([b0.dot(d0), b1.dot(d0)])
+    p1 = ti.Vector([b0.dot(d1), b1.dot(d1)])
+    p2 = ti.Vector([b0.dot(d2), b1.dot(d2)])
+    same = False
+    for a in ti.static(range(2)):
+        if (p0[a] > 0 and p1[a] > 0 and p2[a] > 0) or (p0[a] < 0 and p1[a] < 0 and p2[a] < 0):
+            same = True
+    if not same:
+        a00 = p0[0] - p2[0]
+        a01 = p1[0] - p2[0]
+        a10 = p0[1] - p2[1]
+        a11 = p1[1] - p2[1]
+        det = a00 * a11 - a01 * a10
+        if ti.abs(det) >= MINVAL:
+            t0 = (a11 * -p2[0] - a01 * -p2[1]) / det
+            t1 = (-a10 * -p2[0] + a00 * -p2[1]) / det
+            if t0 >= 0 and t1 >= 0 and t0 + t1 <= 1:
+                nrm = sm.cross3(v0 - v2, v1 - v2)
+                denom = v.dot(nrm)
+                if ti.abs(denom) >= MINVAL:
+                    x = -(p - v2).dot(nrm) / denom
+    return x
+
+
+@ti.func
+def _hfield(m: ti.template(), hid, pos, mat, pnt, vec):
+    """mj_rayHfield: a ray against a height field's base box, its triangles and the sides of its top box."""
+    nrow = m.hfield_i[hid, HFIELD_NROW]
+    ncol = m.hfield_i[hid, HFIELD_NCOL]
+    adr = m.hfield_i[hid, HFIELD_ADR]
+    size = sm.getm(m.hfield_f, hid, HFIELD_SIZE, 4)
+    zaxis = ti.Vector([mat[2], mat[5], mat[8]])
+    p = sm.rot_vec_mat_t(pnt - (pos - zaxis * size[3] * 0.5), mat)
+    v = sm.rot_vec_mat_t(vec, mat)
+    x, _ = _box_all(p, v, ti.Vector([size[0], size[1], size[3] * 0.5]))
+    pt = sm.rot_vec_mat_t(pnt - (pos + zaxis * size[2] * 0.5), mat)
+    top, allx = _box_all(pt, v, ti.Vector([size[0], size[1], size[2] * 0.5]))
+    if top >= 0:
+        lp = sm.rot_vec_mat_t(pnt - pos, mat)
+        # a basis (b0, b1) of the plane normal to the ray
+        b0 = ti.Vector([1.0, 1.0, 1.0])
+        if ti.abs(v[0]) >= ti.abs(v[1]) and ti.abs(v[0]) >= ti.abs(v[2]):
+            b0[0] = 0.0
+        elif ti.abs(v[1]) >= ti.abs(v[2]):
+            b0[1] = 0.0
+        else:
+            b0[2] = 0.0
+        b1, _ = sm.normalize3(b0 - v * (v.dot(b0) / v.dot(v)))
+        b0, _ = sm.normalize3(sm.cross3(b1, v))
+        # the part of the ray inside the top box, over the grid
+        s0 = 0.0
+        s1 = top
+        for i in ti.static(range(6)):
+            if allx[i] > s1:
+                s0 = top
+                s1 = allx[i]
+        dx = 2.0 * size[0] / (ncol - 1)
+        dy = 2.0 * size[1] / (nrow - 1)
+        sx0 = (lp[0] + s0 * v[0] + size[0]) / dx
+        sx1 = (lp[0] + s1 * v[0] + size[0]) / dx
+        sy0 = (lp[1] + s0 * v[1] + size[1]) / dy
+        sy1 = (lp[1] + s1 * v[1] + size[1]) / dy
+        cmin = ti.max(0, ti.cast(ti.floor(ti.min(sx0, sx1)), ti.i32) - 1)
+        cmax = ti.min(ncol - 1, ti.cast(ti.ceil(ti.max(sx0, sx1)), ti.i32) + 1)
+        rmin = ti.max(0, ti.cast(ti.floor(ti.min(sy0, sy1)), ti.i32) - 1)
+        rmax = ti.min(nrow - 1, ti.cast(ti.ceil(ti.max(sy0, sy1)), ti.i32) + 1)
+        for r in range(rmin, rmax):
+            for c in range(cmin, cmax):
+                va = ti.Vector([dx * c - size[0], dy * r - size[1], m.hfield_data[adr + r * ncol + c] * size[2]])
+                vb = ti.Vector([dx * (c + 1) - size[0], dy * r - size[1],
+                                m.hfield_data[adr + r * ncol + c + 1] * size[2]])
+                vc = ti.Vector([dx * (c + 1) - size[0], dy * (r + 1) - size[1],
+                                m.hfield_data[adr + (r + 1) * ncol + c + 1] * size[2]])
+                vd = ti.Vector([dx * c - size[0], dy * (r + 1) - size[1],
+                                m.hfield_data[adr + (r + 1) * ncol + c] * size[2]])
+                x = _nearer(x, _triangle(va, vb, vc, lp, v, b0, b1))
+                x = _nearer(x, _triangle(va, vc, vd, lp, v, b0, b1))
+        for i in ti.static(range(4)):  # the top box's sides, below the edge of the grid along them
+            if allx[i] >= 0 and (allx[i] < x or x < 0):
+                z = (lp[2] + allx[i] * v[2]) / size[2]
+                y = 0.0
+                y0 = 0.0
+                z0 = 0.0
+                z1 = 0.0
+                if ti.static(i < 2):
+                    y = (lp[1] + allx[i] * v[1] + size[1]) / dy
+                    y0 = ti.max(0.0, ti.min(nrow - 2.0, ti.floor(y)))
+                    col = 0 if i == 0 else ncol - 1
+                    z0 = m.hfield_data[adr + ti.cast(ti.round(y0), ti.i32) * ncol + col]
+                    z1 = m.hfield_data[adr + ti.cast(ti.round(y0 + 1), ti.i32) * ncol + col]
+                else:
+                    y = (lp[0] + allx[i] * v[0] + size[0]) / dx
+                    y0 = ti.max(0.0, ti.min(ncol - 2.0, ti.floor(y)))
+                    row = 0 if i == 2 else (nrow - 1) * ncol
+                    z0 = m.hfield_data[adr + ti.cast(ti.round(y0), ti.i32) + row]
+                    z1 = m.hfield_data[adr + ti.cast(ti.round(y0 + 1), ti.i32) + row]
+                if z < z0 * (y0 + 1 - y) + z1 * (y - y0):
+                    x = allx[i]
+    return x
+
+
+@ti.func
+def ray_scene(m: ti.template(), d: ti.template(), b, pnt, vec, bodyexclude):
+    """mj_ray (every geom group, static geoms included): the distance along pnt + x vec to the nearest geom a
+    ray sees (not transparent, not on body `bodyexclude`), -1 for none. Meshes are not cast against: the
+    engine computes no ray of a scene with visible mesh geoms (`sensor.not_computed`)."""
+    x = -1.0
+    for g in range(m.opt_i[SZ_NGEOM]):
+        if m.geom_i[g, FRAME_RAY] != 0 and m.geom_i[g, FRAME_BODYID] != bodyexclude:
+            pos = sm.getv(d.geom, b, g, FXPOS, 3)
+            mat = sm.getv(d.geom, b, g, FXMAT, 9)
+            gt = m.gcol_i[g, GEOM_TYPE]
+            sol = -1.0
+            if gt == GEOM_PLANE:
+                sol = _plane(sm.rot_vec_mat_t(pnt - pos, mat), sm.rot_vec_mat_t(vec, mat),
+                             sm.getm(m.gcol_f, g, GEOM_SIZE, 3))
+            elif gt == GEOM_HFIELD:
+                sol = _hfield(m, m.gcol_i[g, GEOM_HFIELDID], pos, mat, pnt, vec)
+            else:
+                sol = ray_primitive(pos, mat, sm.getm(m.gcol_f, g, GEOM_SIZE, 3), gt, pnt, vec)
+            x = _nearer(x, sol)
     return x

@@ -8,12 +8,14 @@ gives what MuJoCo's three stage calls give inside mj_forward. The rollout kernel
 
 Only the code a scene's sensors use is compiled in: ``mask_of(model)`` is a bit set of groups (``G_*``), and a
 scene without sensors compiles none of it. Sensor noise is metadata, as in MuJoCo (it adds none); cutoff clips
-as MuJoCo's does. Not computed yet: rangefinder (`NOT_COMPUTED`).
+as MuJoCo's does. Not computed yet: a rangefinder in a scene with a mesh a ray could hit (`not_computed`).
 """
 
 from __future__ import annotations
 
 from typing import List
+
+import numpy as np
 
 from rigidsim.engine.lang import ti
 
@@ -21,7 +23,7 @@ from rigidsim import model as M
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
-from rigidsim.engine.ray import ray_primitive
+from rigidsim.engine.ray import ray_primitive, ray_scene
 from rigidsim.engine.smooth import mul_dof_vec
 from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
@@ -60,6 +62,7 @@ G_TOUCH = 64  # touch: contact normal forces inside the site's zone
 G_ENERGY = 128  # e_potential, e_kinetic
 G_MAGNET = 256  # magnetometer
 G_TENDON = 512  # with G_POST in a scene with spatial tendons: their forces are external forces of the bodies
+G_RAY = 1024  # rangefinder: mj_ray along the site's z axis
 
 GROUP_OF = {
     **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
@@ -70,14 +73,19 @@ GROUP_OF = {
     **{t: G_LIMIT for t in (JOINTLIMITPOS, JOINTLIMITVEL, JOINTLIMITFRC, TENDONLIMITPOS, TENDONLIMITVEL,
                             TENDONLIMITFRC)},
     **{t: G_POST for t in (ACCELEROMETER, FORCE, TORQUE, FRAMELINACC, FRAMEANGACC)},
-    TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET,
+    TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET, RANGEFINDER: G_RAY,
 }
-NOT_COMPUTED = (RANGEFINDER,)
 
 
 def not_computed(model: M.Model) -> List[int]:
-    """The sensors of `model` whose values the engine does not compute yet."""
-    return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF]
+    """The sensors of `model` whose values the engine does not compute yet: rangefinders in a scene with a mesh
+    or SDF geom a ray sees (rays are not cast against meshes yet)."""
+    from rigidsim.engine.data import ray_visible
+
+    types = np.asarray(model.geom_type)
+    meshes = bool(np.any(((types == M.GEOM_MESH) | (types == M.GEOM_SDF)) & (ray_visible(model) != 0)))
+    return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF
+            or (meshes and int(model.sensor_type[i]) == RANGEFINDER)]
 
 
 def mask_of(model: M.Model) -> int:
@@ -513,7 +521,7 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
                 elif typ == TENDONACTFRC:
                     for a in range(m.opt_i[SZ_NU]):
                         if m.act_i[a, ACT_TRNTYPE] == TRN_TENDON and m.act_i[a, ACT_TRNID] == objid:
-                            val[0] += d.actu[b, a, ACTUATOR_FORCE]
+                            val[0] = val[0] + d.actu[b, a, ACTUATOR_FORCE]
                 elif typ == BALLQUAT:
                     adr = m.jnt_i[objid, JNT_QPOSADR]
                     val = sm.normalize4(ti.Vector([d.qpos[b, adr + c] for c in ti.static(range(4))]))
@@ -593,6 +601,10 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
             if ti.static(mask & G_TOUCH):
                 if typ == TOUCH:
                     val[0] = _touch(m, d, b, s, objid, body)
+            if ti.static(mask & G_RAY):
+                if typ == RANGEFINDER:
+                    pos, mat = _frame(d, b, M.OBJ_SITE, objid)
+                    val[0] = ray_scene(m, d, b, pos, _column(mat, 2), body)
             if ti.static(mask & G_ENERGY):
                 if typ == E_POTENTIAL:
                     val[0] = energy_pos(m, d, b)

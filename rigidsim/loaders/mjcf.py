@@ -598,6 +598,10 @@ class Reader:
                 self.fail(ch, f"sensor <{ch.tag}> is not supported by rigidsim" if ch.tag in
                           ("camprojection", "insidesite", "distance", "normal", "fromto", "contact", "tactile",
                            "user", "plugin") else f"unknown element <{ch.tag}> in <sensor>")
+            for attr in ("nsample", "interp", "delay", "interval"):  # MuJoCo 4.0's sensor history
+                if ch.get(attr) is not None:
+                    self.fail(ch, f"<{ch.tag}> {attr}=: sensor history (nsample, interp, delay, interval) is not "
+                              "supported by rigidsim yet")
             self.check(ch, "sensor/" + ch.tag)
             rec = Rec(name=ch.get("name", ""), el=ch, tag=ch.tag, cutoff=self.val(ch, "cutoff", default=0.0),
                       noise=self.val(ch, "noise", default=0.0), attrs=dict(ch.attrib))
