@@ -22,7 +22,6 @@ import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,7 +33,7 @@ SHARED = ROOT.parent / "shared" / "models"
 import numpy as np  # noqa: E402
 
 
-def _scenes(tmp: Path):
+def _scenes():
     from rigidsim.bundled import find_scene
 
     out = [("humanoid", find_scene("humanoid"))]
@@ -51,8 +50,6 @@ def _scenes(tmp: Path):
 
 
 def _ours(sim, steps, ctrl, sensors) -> float:
-    from rigidsim.compare.stages import set_states  # noqa: F401  (same import cost either way)
-
     sim.reset(**sim._start)
     t0 = time.perf_counter()
     for _ in sim.rollout_blocks(steps, 1, ctrl, sensors=sensors):
@@ -93,8 +90,8 @@ def main() -> None:
           f"{load0[0]:.2f}; B = {args.envs}, {args.steps} steps, every step recorded, 1 thread, medians of "
           f"{args.rounds}", flush=True)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        scenes = _scenes(Path(tmp))
+    if True:
+        scenes = _scenes()
         try:
             for label, path in scenes:
                 m0 = load_scene(str(path))
