@@ -90,43 +90,42 @@ def main() -> None:
           f"{load0[0]:.2f}; B = {args.envs}, {args.steps} steps, every step recorded, 1 thread, medians of "
           f"{args.rounds}", flush=True)
     rows = []
-    if True:
-        scenes = _scenes()
-        try:
-            for label, path in scenes:
-                m0 = load_scene(str(path))
-                r = opts.resolve(m0, {}, {"enable_mujoco_compatibility": True})
-                model = opts.apply(m0, r)
-                sim = Simulator(model, args.envs, pair_options=r)
-                st = keyframe_state(model, "0" if model.nkey else None)
-                sim._start = {k: np.broadcast_to(np.asarray(v), (args.envs,) + np.shape(v)).copy()
-                              for k, v in st.items() if k in ("qpos", "qvel", "act", "ctrl")}
-                mjm = mujoco.MjModel.from_xml_path(str(path))
-                rng = np.random.default_rng(0)
-                lo, hi = (mjm.actuator_ctrlrange.T if mjm.nu else (np.zeros(0), np.zeros(0)))
-                ctrl = (lo + (hi - lo) * rng.random((args.steps, 1, mjm.nu))).astype(np.float64)
-                for s in (False, True):  # compile both variants first
-                    _ours(sim, 2, ctrl[:2], s)
-                on, off, mon, moff = [], [], [], []
-                for _ in range(args.rounds):
-                    off.append(_ours(sim, args.steps, ctrl, False))
-                    on.append(_ours(sim, args.steps, ctrl, True))
-                    moff.append(_mujoco(mujoco, mjm, args.steps, ctrl, False))
-                    mon.append(_mujoco(mujoco, mjm, args.steps, ctrl, True))
-                n = args.steps * args.envs
-                ours = (statistics.median(on) - statistics.median(off)) / n * 1e6
-                ours_base = statistics.median(off) / n * 1e6
-                mj = (statistics.median(mon) - statistics.median(moff)) / args.steps * 1e6
-                mj_base = statistics.median(moff) / args.steps * 1e6
-                rows.append((label, f"{model.nsensor} / {model.nsensordata}", f"{ours_base:.1f}", f"{ours:.2f}",
-                             f"{100 * ours / ours_base:.1f} %", f"{mj_base:.1f}", f"{mj:.2f}",
-                             f"{100 * mj / mj_base:.1f} %", f"{mj / ours:.2f}x" if ours > 0 else "-"))
-                print(f"  {label}: ours off {[round(x, 3) for x in off]} on {[round(x, 3) for x in on]}; "
-                      f"mujoco off {[round(x, 4) for x in moff]} on {[round(x, 4) for x in mon]}", flush=True)
-        finally:
-            for label, path in scenes:
-                if Path(path).name.startswith(".bench_sensors_"):
-                    Path(path).unlink(missing_ok=True)
+    scenes = _scenes()
+    try:
+        for label, path in scenes:
+            m0 = load_scene(str(path))
+            r = opts.resolve(m0, {}, {"enable_mujoco_compatibility": True})
+            model = opts.apply(m0, r)
+            sim = Simulator(model, args.envs, pair_options=r)
+            st = keyframe_state(model, "0" if model.nkey else None)
+            sim._start = {k: np.broadcast_to(np.asarray(v), (args.envs,) + np.shape(v)).copy()
+                          for k, v in st.items() if k in ("qpos", "qvel", "act", "ctrl")}
+            mjm = mujoco.MjModel.from_xml_path(str(path))
+            rng = np.random.default_rng(0)
+            lo, hi = (mjm.actuator_ctrlrange.T if mjm.nu else (np.zeros(0), np.zeros(0)))
+            ctrl = (lo + (hi - lo) * rng.random((args.steps, 1, mjm.nu))).astype(np.float64)
+            for s in (False, True):  # compile both variants first
+                _ours(sim, 2, ctrl[:2], s)
+            on, off, mon, moff = [], [], [], []
+            for _ in range(args.rounds):
+                off.append(_ours(sim, args.steps, ctrl, False))
+                on.append(_ours(sim, args.steps, ctrl, True))
+                moff.append(_mujoco(mujoco, mjm, args.steps, ctrl, False))
+                mon.append(_mujoco(mujoco, mjm, args.steps, ctrl, True))
+            n = args.steps * args.envs
+            ours = (statistics.median(on) - statistics.median(off)) / n * 1e6
+            ours_base = statistics.median(off) / n * 1e6
+            mj = (statistics.median(mon) - statistics.median(moff)) / args.steps * 1e6
+            mj_base = statistics.median(moff) / args.steps * 1e6
+            rows.append((label, f"{model.nsensor} / {model.nsensordata}", f"{ours_base:.1f}", f"{ours:.2f}",
+                         f"{100 * ours / ours_base:.1f} %", f"{mj_base:.1f}", f"{mj:.2f}",
+                         f"{100 * mj / mj_base:.1f} %", f"{mj / ours:.2f}x" if ours > 0 else "-"))
+            print(f"  {label}: ours off {[round(x, 3) for x in off]} on {[round(x, 3) for x in on]}; "
+                  f"mujoco off {[round(x, 4) for x in moff]} on {[round(x, 4) for x in mon]}", flush=True)
+    finally:
+        for label, path in scenes:
+            if Path(path).name.startswith(".bench_sensors_"):
+                Path(path).unlink(missing_ok=True)
     print()
     print("| scene | sensors / values | ours: µs per env-step | + sensors (µs) | share | mujoco: µs per step | "
           "+ sensors (µs) | share | mujoco / ours (sensor cost) |")
