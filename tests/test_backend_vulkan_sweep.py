@@ -17,21 +17,23 @@ from tests.cli_util import rigidsim, shared_model
 from tests.test_backend_vulkan import ENVS, F32, STEPS, _read, _runs, _same_contacts, needs_vulkan
 
 GAIN, FLOOR, PERTURB = 10.0, F32["atol"], 1e-7
-PILES = ("boxes27", "sphere_bin")  # a step's solve needs more than llvmpipe's 65,535 loop iterations once they land
 
 
 PILES = ("boxes27", "sphere_bin")  # the two piles fail alike on llvmpipe (the loop limit): one per commit
+HEAVY = ("falling_objects", "humanoid")  # the two slowest to compile on llvmpipe (~30 s each): one per commit
 
 
 def _bundled():
-    """Every bundled scene but one of the two piles, a different one per commit (tests/sweep_slice.py); both
-    under RIGIDSIM_SWEEP=1."""
+    """Every bundled scene but one of the two piles and one of HEAVY, a different one of each per commit
+    (tests/sweep_slice.py); all under RIGIDSIM_SWEEP=1."""
     from rigidsim.bundled import scene_names
     from tests.sweep_slice import selection
 
     names = scene_names()
-    keep = [n for n in names if n not in PILES]
-    return [pytest.param(x, id=tid) for x, tid in selection("vulkan_piles", names, keep, 1)]
+    keep = [n for n in names if n not in PILES + HEAVY]
+    piles = selection("vulkan_piles", [n for n in names if n in PILES], (), 1)
+    heavy = selection("vulkan_heavy", [n for n in names if n in HEAVY], (), 1)
+    return [pytest.param(x, id=x) for x in keep] + [pytest.param(x, id=tid) for x, tid in piles + heavy]
 
 
 def _perturbed_cpu(tmp_path, scene, extra, cpu):

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.cli_util import assert_clean_error, rigidsim, shared_model
+from tests.sweep_slice import selection
 from tests.test_cli_errors import PENDULUM_XML
 
 
@@ -133,16 +134,17 @@ def _runs(tmp_path, path, sets) -> None:
         assert bool(f.attrs["complete"]) and f["qpos"].shape[0] == 3 and np.isfinite(f["qpos"][:]).all()
 
 
-def test_scenes_with_limits_equalities_and_contacts_run(tmp_path):
+@pytest.mark.parametrize("rel", [pytest.param(x, id=tid) for x, tid in selection(
+    "issue9_scenes", ("dm_control/ball_in_cup.xml", "dm_control/quadruped.xml"), (), 1)])
+def test_scenes_with_limits_equalities_and_contacts_run(tmp_path, rel):
     """ball_in_cup (a tendon limit, contacts) and quadruped (equalities, joint limits, contacts), once refused,
-    run with every constraint."""
-    for rel in ("dm_control/ball_in_cup.xml", "dm_control/quadruped.xml"):
-        out = tmp_path / "o.h5"
-        p = rigidsim("run", shared_model(rel), "--steps", "400", "--every", "50", "--out", out, "--quiet",
-                     "--record", "qpos,nefc,solver_converged")
-        assert p.returncode == 0, p.stdout + p.stderr
-        with h5py.File(out, "r") as f:
-            assert f.attrs["complete"] and f["nefc"][:].max() > 0
+    run with every constraint (one of the two per commit, both under RIGIDSIM_SWEEP=1)."""
+    out = tmp_path / "o.h5"
+    p = rigidsim("run", shared_model(rel), "--steps", "400", "--every", "50", "--out", out, "--quiet",
+                 "--record", "qpos,nefc,solver_converged")
+    assert p.returncode == 0, p.stdout + p.stderr
+    with h5py.File(out, "r") as f:
+        assert f.attrs["complete"] and f["nefc"][:].max() > 0
 
 
 # ----------------------------------------------------------------------------- 6. URDF <collision><material>
