@@ -14,8 +14,9 @@ untimed; then the clock runs over one whole consumption of `runner.frame_blocks`
 trajectory writer: `Simulator.rollout_blocks` launches, the frames split into fields, the contact rows with
 their forces picked out), `--steps` steps (default 200). Two recordings:
 
-- default: what `rigidsim run` records without --record / --every (runner.parse_record(None), RunArgs'
-  every): today qpos, qvel, xpos, xquat and the contacts, every step;
+- default: what `rigidsim run` records without --record / --every (runner.parse_record(None) and
+  runner.with_sensors, RunArgs' every): today qpos, qvel, xpos, xquat, the contacts and, for a scene with
+  sensors (the humanoid, the cheetah), sensordata, every step;
 - off: `--record qpos --every STEPS`, the least the command line records: frame 0 and the final state.
 
 The state is reset and the kernel prepared (untimed, as `_run` does before its clock starts) before every
@@ -188,10 +189,12 @@ class Ours:
         sim = self.sim
         sim.reset(**{k: np.asarray(v) for k, v in self.state.items()})
         record, every = default if mode == "default" else (("qpos",), steps)
+        if mode == "default":  # and the sensordata of a scene with sensors, as `rigidsim run` records it
+            record = self.runner.with_sensors(tuple(record), True, self.model, lambda _: None)
         rec_contacts = "contacts" in record and bool(sim.npair) and bool(sim.nefcmax)
         ctrl = None if self.ctrl is None else self.ctrl[:steps]  # as --ctrl's rows are cut to --steps
         # as _run does before its clock starts: a launch of 0 steps with the run's arrays
-        sim.prepare(steps, every, ctrl, rec_contacts)
+        sim.prepare(steps, every, ctrl, rec_contacts, "sensordata" in record)
         final = ncon = None
         t0 = time.perf_counter()
         for _, _, fv, crows in self.runner.frame_blocks(sim, self.model, steps, every, ctrl, record,
