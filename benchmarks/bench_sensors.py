@@ -8,8 +8,9 @@ engine runs on one thread (RIGIDSIM_CPU_THREADS=1) to compare per core. MuJoCo: 
 from the same start with the same controls, with sensors enabled and with `<flag sensor="disable">`
 (mjDSBL_SENSOR); the difference per step is its sensor stages'. Medians of ROUNDS rounds each, alternated.
 
-Scenes: the bundled humanoid (dm_control's, 66 values from 35 sensors) and, with ../shared/models, the
-dm_control quadruped without its 20 rangefinders (not computed yet: the rest of its sensors) and the hopper.
+Scenes: the bundled humanoid (dm_control's: 34 sensors, 66 values; force, torque and touch sensors among them)
+and, with ../shared/models, the dm_control quadruped (32 sensors, 20 of them rangefinders over its height
+field) and the hopper.
 
     python benchmarks/bench_sensors.py [--envs 64] [--steps 200] [--rounds 5]
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import re
 import statistics
 import sys
 import time
@@ -37,15 +37,9 @@ def _scenes():
     from rigidsim.bundled import find_scene
 
     out = [("humanoid", find_scene("humanoid"))]
-    quad = SHARED / "dm_control" / "quadruped.xml"
-    if quad.is_file():  # without the rangefinders (a copy beside the original: its includes resolve)
-        text = re.sub(r"\s*<rangefinder[^>]*/>", "", quad.read_text())
-        p = quad.parent / f".bench_sensors_quadruped_{os.getpid()}.xml"
-        p.write_text(text)
-        out.append(("quadruped (no rangefinders)", p))
-    hopper = SHARED / "dm_control" / "hopper.xml"
-    if hopper.is_file():
-        out.append(("hopper", hopper))
+    for label, rel in (("quadruped", "dm_control/quadruped.xml"), ("hopper", "dm_control/hopper.xml")):
+        if (SHARED / rel).is_file():
+            out.append((label, SHARED / rel))
     return out
 
 
@@ -91,41 +85,36 @@ def main() -> None:
           f"{args.rounds}", flush=True)
     rows = []
     scenes = _scenes()
-    try:
-        for label, path in scenes:
-            m0 = load_scene(str(path))
-            r = opts.resolve(m0, {}, {"enable_mujoco_compatibility": True})
-            model = opts.apply(m0, r)
-            sim = Simulator(model, args.envs, pair_options=r)
-            st = keyframe_state(model, "0" if model.nkey else None)
-            sim._start = {k: np.broadcast_to(np.asarray(v), (args.envs,) + np.shape(v)).copy()
-                          for k, v in st.items() if k in ("qpos", "qvel", "act", "ctrl")}
-            mjm = mujoco.MjModel.from_xml_path(str(path))
-            rng = np.random.default_rng(0)
-            lo, hi = (mjm.actuator_ctrlrange.T if mjm.nu else (np.zeros(0), np.zeros(0)))
-            ctrl = (lo + (hi - lo) * rng.random((args.steps, 1, mjm.nu))).astype(np.float64)
-            for s in (False, True):  # compile both variants first
-                _ours(sim, 2, ctrl[:2], s)
-            on, off, mon, moff = [], [], [], []
-            for _ in range(args.rounds):
-                off.append(_ours(sim, args.steps, ctrl, False))
-                on.append(_ours(sim, args.steps, ctrl, True))
-                moff.append(_mujoco(mujoco, mjm, args.steps, ctrl, False))
-                mon.append(_mujoco(mujoco, mjm, args.steps, ctrl, True))
-            n = args.steps * args.envs
-            ours = (statistics.median(on) - statistics.median(off)) / n * 1e6
-            ours_base = statistics.median(off) / n * 1e6
-            mj = (statistics.median(mon) - statistics.median(moff)) / args.steps * 1e6
-            mj_base = statistics.median(moff) / args.steps * 1e6
-            rows.append((label, f"{model.nsensor} / {model.nsensordata}", f"{ours_base:.1f}", f"{ours:.2f}",
-                         f"{100 * ours / ours_base:.1f} %", f"{mj_base:.1f}", f"{mj:.2f}",
-                         f"{100 * mj / mj_base:.1f} %", f"{mj / ours:.2f}x" if ours > 0 else "-"))
-            print(f"  {label}: ours off {[round(x, 3) for x in off]} on {[round(x, 3) for x in on]}; "
-                  f"mujoco off {[round(x, 4) for x in moff]} on {[round(x, 4) for x in mon]}", flush=True)
-    finally:
-        for label, path in scenes:
-            if Path(path).name.startswith(".bench_sensors_"):
-                Path(path).unlink(missing_ok=True)
+    for label, path in scenes:
+        m0 = load_scene(str(path))
+        r = opts.resolve(m0, {}, {"enable_mujoco_compatibility": True})
+        model = opts.apply(m0, r)
+        sim = Simulator(model, args.envs, pair_options=r)
+        st = keyframe_state(model, "0" if model.nkey else None)
+        sim._start = {k: np.broadcast_to(np.asarray(v), (args.envs,) + np.shape(v)).copy()
+                      for k, v in st.items() if k in ("qpos", "qvel", "act", "ctrl")}
+        mjm = mujoco.MjModel.from_xml_path(str(path))
+        rng = np.random.default_rng(0)
+        lo, hi = (mjm.actuator_ctrlrange.T if mjm.nu else (np.zeros(0), np.zeros(0)))
+        ctrl = (lo + (hi - lo) * rng.random((args.steps, 1, mjm.nu))).astype(np.float64)
+        for s in (False, True):  # compile both variants first
+            _ours(sim, 2, ctrl[:2], s)
+        on, off, mon, moff = [], [], [], []
+        for _ in range(args.rounds):
+            off.append(_ours(sim, args.steps, ctrl, False))
+            on.append(_ours(sim, args.steps, ctrl, True))
+            moff.append(_mujoco(mujoco, mjm, args.steps, ctrl, False))
+            mon.append(_mujoco(mujoco, mjm, args.steps, ctrl, True))
+        n = args.steps * args.envs
+        ours = (statistics.median(on) - statistics.median(off)) / n * 1e6
+        ours_base = statistics.median(off) / n * 1e6
+        mj = (statistics.median(mon) - statistics.median(moff)) / args.steps * 1e6
+        mj_base = statistics.median(moff) / args.steps * 1e6
+        rows.append((label, f"{model.nsensor} / {model.nsensordata}", f"{ours_base:.1f}", f"{ours:.2f}",
+                     f"{100 * ours / ours_base:.1f} %", f"{mj_base:.1f}", f"{mj:.2f}",
+                     f"{100 * mj / mj_base:.1f} %", f"{mj / ours:.2f}x" if ours > 0 else "-"))
+        print(f"  {label}: ours off {[round(x, 3) for x in off]} on {[round(x, 3) for x in on]}; "
+              f"mujoco off {[round(x, 4) for x in moff]} on {[round(x, 4) for x in mon]}", flush=True)
     print()
     print("| scene | sensors / values | ours: µs per env-step | + sensors (µs) | share | mujoco: µs per step | "
           "+ sensors (µs) | share | mujoco / ours (sensor cost) |")
