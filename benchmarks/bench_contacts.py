@@ -463,7 +463,8 @@ def main(argv=None) -> int:
                               f"{min(each):.2f}-{max(each):.2f}x", mark(ratio, *tgt))
     console.print(table)
     console.print(f"  recording off: --record qpos --every {steps} (frame 0 and the final state); default: "
-                  f"--record {','.join(default_rec)} --every {default_every} (`rigidsim run`'s default); mujoco: "
+                  f"--record {','.join(default_rec)}[,sensordata: a scene with sensors] --every {default_every} "
+                  f"(`rigidsim run`'s default); mujoco: "
                   f"mujoco.rollout (full physics state and sensor data of every step) in both rows; ratio: rigidsim "
                   f"/ mujoco env-steps/s")
 
