@@ -55,6 +55,9 @@ EQ_CONNECT, EQ_WELD, EQ_JOINT, EQ_TENDON = 0, 1, 2, 3
 OBJ_BODY, OBJ_XBODY, OBJ_JOINT, OBJ_DOF, OBJ_GEOM, OBJ_SITE = 1, 2, 3, 4, 5, 6
 OBJ_TENDON, OBJ_ACTUATOR = 18, 19
 
+# sensor types the loaders and the engine's arrays treat apart (mjtSensor)
+SENS_INSIDESITE, SENS_CONTACT = 38, 42
+
 # disable / enable flags (mjtDisableBit / mjtEnableBit), MuJoCo's bit values
 DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 DSBL_CONTACT, DSBL_SPRING, DSBL_DAMPER, DSBL_GRAVITY = 1 << 4, 1 << 5, 1 << 6, 1 << 7
@@ -309,6 +312,7 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     "actuator_lengthrange": (("nu", 2), F),
     # sensors (compiled now, evaluated later)
     "sensor_type": (("nsensor",), I),
+    "sensor_intprm": (("nsensor", 3), I),
     "sensor_datatype": (("nsensor",), I),
     "sensor_needstage": (("nsensor",), I),
     "sensor_objtype": (("nsensor",), I),

@@ -92,13 +92,12 @@ def with_sensors(record: tuple, default: bool, model: M.Model, note: Callable[[s
     """`record` for `model`: the default set gains sensordata when the scene has sensors and the engine computes
     them all (else a note says why not); an explicit sensordata is an InputError for a scene without sensors or
     with sensors the engine does not compute."""
-    from rigidsim.engine.sensor import not_computed
+    from rigidsim.engine.sensor import not_computed, why_not_computed
 
     missing = not_computed(model)
     names = [model.names["sensor"][i] or f"#{i}" for i in missing]
-    types = sorted({_sensor_tags().get(int(model.sensor_type[i]), str(int(model.sensor_type[i]))) for i in missing})
-    why = (f"rigidsim does not compute {', '.join(types)} sensors in a scene with mesh geoms yet (rays are not "
-           f"cast against meshes: {', '.join(names[:3])}{'...' if len(names) > 3 else ''})")
+    why = (f"rigidsim does not compute {why_not_computed(model, missing)} yet: "
+           f"{', '.join(names[:3])}{'...' if len(names) > 3 else ''}")
     if default:
         if model.nsensor and not missing:
             return record + ("sensordata",)
@@ -113,12 +112,6 @@ def with_sensors(record: tuple, default: bool, model: M.Model, note: Callable[[s
             raise InputError(f"cannot record 'sensordata': {why}. Record without it (--record {rest}).",
                              where="--record")
     return record
-
-
-def _sensor_tags() -> Dict[int, str]:
-    from rigidsim.loaders.assemble import SENSORS
-
-    return {v[0]: k for k, v in SENSORS.items()}
 
 
 def cuda_available() -> bool:

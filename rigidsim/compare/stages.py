@@ -265,13 +265,14 @@ def _compare(a: CompareArgs) -> Comparison:
     B = int(max(1, min(n, BATCH_BYTES // per_env)))
     sim = probe if B == 1 else Simulator(ours, B, pair_options=resolved)
     kin, con, frc, one = _Worst(), _Worst(), _Worst(), _Worst()
-    from rigidsim.engine.sensor import not_computed
+    from rigidsim.engine.sensor import not_computed, why_not_computed
 
     missing = not_computed(ours)
     sensing = bool(ours.nsensor) and not missing
     if missing:
-        notes.append("sensors not compared: rigidsim does not compute " + ", ".join(
-            ours.names["sensor"][i] or f"#{i}" for i in missing[:3]) + ("..." if len(missing) > 3 else "") + " yet")
+        notes.append(f"sensors not compared: rigidsim does not compute {why_not_computed(ours, missing)} yet: "
+                     + ", ".join(ours.names["sensor"][i] or f"#{i}" for i in missing[:3])
+                     + ("..." if len(missing) > 3 else ""))
     sens = {1: _Worst(), 3: _Worst()}  # position and velocity stages together, then acceleration
     has_contacts = bool(sim.npair) and bool(sim.nconmax)
     ncon_total = sum(r["ncon"] for r in results[:n])

@@ -439,6 +439,7 @@ def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
             (L.SENS_DIM, "sensor_dim"), (L.SENS_ADR, "sensor_adr"))
     for col, name in cols:
         si[:n, col] = getattr(model, name)
+    si[:n, L.SENS_INTPRM:L.SENS_INTPRM + 3] = model.sensor_intprm
     sf[:n, L.SENS_CUTOFF] = model.sensor_cutoff
 
     def body_of(objtype: int, objid: int) -> int:
@@ -455,8 +456,12 @@ def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
     for i in range(n):
         si[i, L.SENS_BODY] = body_of(int(model.sensor_objtype[i]), int(model.sensor_objid[i]))
         si[i, L.SENS_REFBODY] = body_of(int(model.sensor_reftype[i]), int(model.sensor_refid[i]))
-        if int(model.sensor_objtype[i]) == M.OBJ_SITE:
+        s = -1
+        if int(model.sensor_type[i]) == M.SENS_INSIDESITE:
+            s = int(model.sensor_refid[i])
+        elif int(model.sensor_objtype[i]) == M.OBJ_SITE:
             s = int(model.sensor_objid[i])
+        if s >= 0:
             si[i, L.SENS_SITETYPE] = int(model.site_type[s])
             sf[i, L.SENS_SITESIZE:L.SENS_SITESIZE + 3] = model.site_size[s]
     return sf, si

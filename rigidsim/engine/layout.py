@@ -147,10 +147,12 @@ BVH_MARGIN = 6  # column of bvh_f
 # ----------------------------------------------------------------------------- model: sensors
 # MuJoCo's sensor_type, datatype, objtype, objid, reftype, refid, dim, adr; SENS_BODY, SENS_REFBODY: the body of
 # the object and of the reference frame (-1 for none); SENS_SITETYPE: a touch sensor's site's geom type, its
-# zone (SENS_SITESIZE: the site's size); SENS_CUTOFF: sensor_cutoff
+# zone (SENS_SITESIZE: the site's size; an insidesite sensor's site, its reference); SENS_INTPRM: sensor_intprm
+# (3: a rangefinder's and a contact sensor's data bits, a contact sensor's reduction and number of contacts);
+# SENS_CUTOFF: sensor_cutoff
 SENS_TYPE, SENS_DATATYPE, SENS_OBJTYPE, SENS_OBJID, SENS_REFTYPE, SENS_REFID, SENS_DIM, SENS_ADR = range(8)
-SENS_BODY, SENS_REFBODY, SENS_SITETYPE = 8, 9, 10
-NSENS_I = 11
+SENS_BODY, SENS_REFBODY, SENS_SITETYPE, SENS_INTPRM = 8, 9, 10, 11
+NSENS_I = 14
 SENS_CUTOFF, SENS_SITESIZE = 0, 1
 NSENS_F = 4
 

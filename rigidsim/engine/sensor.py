@@ -29,12 +29,13 @@ from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
     ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BODY_DOFADR, BODY_DOFNUM,
     BODY_INERTIA, BODY_IQUAT, BODY_LASTDOF, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CACC, CDOF, CDOF_DOT,
-    CFRC_INT, CINERT, CNSTR_EQUALITY, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
+    CFRC_INT, CINERT, CNSTR_EQUALITY, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_DIST,
+    CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
     DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS,
     EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EFCN_NL, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
     EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, JNT_DOFADR, JNT_FREE, JNT_BALL,
     JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QM,
-    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DIM, SENS_OBJID,
+    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DIM, SENS_INTPRM, SENS_OBJID,
     SENS_OBJTYPE, SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM,
     SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU,
     SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS,
@@ -48,8 +49,16 @@ from rigidsim.engine.layout import (
  BALLQUAT, BALLANGVEL, JOINTLIMITPOS, JOINTLIMITVEL, JOINTLIMITFRC, TENDONLIMITPOS, TENDONLIMITVEL,
  TENDONLIMITFRC, FRAMEPOS, FRAMEQUAT, FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS, FRAMELINVEL, FRAMEANGVEL, FRAMELINACC,
  FRAMEANGACC, SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM) = range(9, 38)
+INSIDESITE, CONTACT = M.SENS_INSIDESITE, M.SENS_CONTACT
 E_POTENTIAL, E_KINETIC, CLOCK = 43, 44, 45
 DATATYPE_REAL, DATATYPE_POSITIVE = 0, 1
+# a contact sensor's data fields (mjtConDataField: found, force, torque, dist, pos, normal, tangent) and
+# reductions (none, mindist, maxforce, netforce)
+CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3)
+# a rangefinder's (mjtRayDataType: dist, dir, origin, point, normal, depth)
+RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
+RAYDATA_NORMAL = 4
+REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = range(4)
 
 # groups of sensors compiled in together (a scene's `mask_of`)
 G_READ = 1  # values read off the forward pass: joints, tendons, actuators, ball joints, subtreecom, clock
@@ -63,6 +72,8 @@ G_ENERGY = 128  # e_potential, e_kinetic
 G_MAGNET = 256  # magnetometer
 G_TENDON = 512  # with G_POST in a scene with spatial tendons: their forces are external forces of the bodies
 G_RAY = 1024  # rangefinder: mj_ray along the site's z axis
+G_INSIDE = 2048  # insidesite: is an object's position inside a site's volume
+G_CONTACT = 4096  # contact: the contacts that match the sensor's criteria, their forces and frames
 
 GROUP_OF = {
     **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
@@ -74,18 +85,31 @@ GROUP_OF = {
                             TENDONLIMITFRC)},
     **{t: G_POST for t in (ACCELEROMETER, FORCE, TORQUE, FRAMELINACC, FRAMEANGACC)},
     TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET, RANGEFINDER: G_RAY,
+    INSIDESITE: G_INSIDE, CONTACT: G_CONTACT,
 }
 
 
 def not_computed(model: M.Model) -> List[int]:
     """The sensors of `model` whose values the engine does not compute yet: rangefinders in a scene with a mesh
-    or SDF geom a ray sees (rays are not cast against meshes yet)."""
+    or SDF geom a ray sees (rays are not cast against meshes yet) and rangefinders asked for the surface normal."""
     from rigidsim.engine.data import ray_visible
 
     types = np.asarray(model.geom_type)
     meshes = bool(np.any(((types == M.GEOM_MESH) | (types == M.GEOM_SDF)) & (ray_visible(model) != 0)))
     return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF
-            or (meshes and int(model.sensor_type[i]) == RANGEFINDER)]
+            or (int(model.sensor_type[i]) == RANGEFINDER
+                and (meshes or model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)))]
+
+
+def why_not_computed(model: M.Model, missing: List[int]) -> str:
+    """What the engine does not compute of `not_computed`'s sensors, for a message."""
+    normal = [i for i in missing if model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)]
+    why = []
+    if normal:
+        why.append("a rangefinder's surface normal (data='... normal')")
+    if len(normal) < len(missing):
+        why.append("rangefinders in a scene with mesh geoms (rays are not cast against meshes)")
+    return " or ".join(why)
 
 
 def mask_of(model: M.Model) -> int:
@@ -479,6 +503,228 @@ def _touch(m: ti.template(), d: ti.template(), b, s, site, body):
     return total
 
 
+@ti.func
+def inside_geom(pos, mat, size, geomtype, point):
+    """mju_insideGeom: 1 if `point` is strictly inside the primitive at (pos, mat) (a plane: below it), else 0."""
+    v = point - pos
+    res = 0
+    if geomtype == M.GEOM_SPHERE:
+        res = v.dot(v) < size[0] * size[0]
+    else:
+        p = sm.rot_vec_mat_t(v, mat)
+        if geomtype == M.GEOM_CAPSULE:
+            dz = p[2] - sm.clip(p[2], -size[1], size[1])
+            res = p[0] * p[0] + p[1] * p[1] + dz * dz < size[0] * size[0]
+        elif geomtype == M.GEOM_ELLIPSOID:
+            res = (p / size).dot(p / size) < 1.0
+        elif geomtype == M.GEOM_CYLINDER:
+            res = ti.abs(p[2]) < size[1] and p[0] * p[0] + p[1] * p[1] < size[0] * size[0]
+        elif geomtype == M.GEOM_BOX:
+            res = ti.abs(p[0]) < size[0] and ti.abs(p[1]) < size[1] and ti.abs(p[2]) < size[2]
+        elif geomtype == M.GEOM_PLANE:
+            res = p[2] < 0
+    return res
+
+
+@ti.func
+def _inside_site(m: ti.template(), d: ti.template(), b, s, objtype, objid):
+    """insidesite: 1 if the object's position (a massless body with mass below it: its subtree's com) is
+    inside the sensor's site (its reference)."""
+    pos, _ = _frame(d, b, objtype, objid)
+    if objtype == M.OBJ_BODY and objid > 0 and m.body_f[objid, BODY_MASS] < MINVAL and \
+            d.body[b, objid, SUBTREE_MASS] >= MINVAL:
+        pos = sm.getv(d.body, b, objid, SUBTREE_COM, 3)
+    spos, smat = _frame(d, b, M.OBJ_SITE, m.sens_i[s, SENS_REFID])
+    return inside_geom(spos, smat, sm.getm(m.sens_f, s, SENS_SITESIZE, 3), m.sens_i[s, SENS_SITETYPE], pos)
+
+
+@ti.func
+def _criterion_matches(m: ti.template(), body, geom, objtype, objid):
+    """A contact sensor's criterion against one side of a contact (checkMatch): any (none or a site, whose
+    volume is tested apart), that geom, that body, or a body of that subtree."""
+    res = 1
+    if objtype == M.OBJ_GEOM:
+        res = objid == geom
+    elif objtype == M.OBJ_BODY:
+        res = objid == body
+    elif objtype == M.OBJ_XBODY:
+        k = body
+        while k > objid:
+            k = m.body_i[k, BODY_PARENTID]
+        res = k == objid
+    return res
+
+
+@ti.func
+def _contact_match(m: ti.template(), d: ti.template(), b, s, c):
+    """Does contact c match contact sensor s (matchContact)? 0: no; 1: yes, its normal as it is; -1: yes,
+    flipped (so that it points away from the first criterion's object, towards the second's)."""
+    objtype = m.sens_i[s, SENS_OBJTYPE]
+    objid = m.sens_i[s, SENS_OBJID]
+    reftype = m.sens_i[s, SENS_REFTYPE]
+    refid = m.sens_i[s, SENS_REFID]
+    res = 1
+    if objtype != 0 or reftype != 0:
+        res = 0
+        inside = 1
+        if objtype == M.OBJ_SITE:
+            spos, smat = _frame(d, b, M.OBJ_SITE, objid)
+            inside = inside_geom(spos, smat, sm.getm(m.sens_f, s, SENS_SITESIZE, 3), m.sens_i[s, SENS_SITETYPE],
+                                 sm.getv(d.contact, b, c, CON_POS, 3))
+        if inside:
+            g1 = d.contact_i[b, c, CON_GEOM1]
+            g2 = d.contact_i[b, c, CON_GEOM1 + 1]
+            b1 = m.geom_i[g1, FRAME_BODYID]
+            b2 = m.geom_i[g2, FRAME_BODYID]
+            m11 = _criterion_matches(m, b1, g1, objtype, objid)
+            m12 = _criterion_matches(m, b2, g2, objtype, objid)
+            m21 = _criterion_matches(m, b1, g1, reftype, refid)
+            m22 = _criterion_matches(m, b2, g2, reftype, refid)
+            if (m11 or m12) and (m21 or m22):
+                if objtype != 0 and reftype != 0:  # in the contact's order, else reversed (ambiguous: as is)
+                    if m11 and m22:
+                        res = 1
+                    elif m12 and m21:
+                        res = -1
+                elif objtype != 0:
+                    res = 1 if m11 else -1
+                else:
+                    res = 1 if m22 else -1
+    return res
+
+
+@ti.func
+def _contact_criterion(m: ti.template(), d: ti.template(), b, c, reduce):
+    """The key a sorted reduction ranks contacts by, smallest first: the distance (mindist) or minus the
+    squared norm of the force (maxforce)."""
+    res = d.contact[b, c, CON_DIST]
+    if reduce == REDUCE_MAXFORCE:
+        f = contact_force(d, b, c)
+        res = -(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+    return res
+
+
+@ti.func
+def _put(out: ti.template(), t, b, p, spec, field: ti.template(), sizes: ti.template(), v, cutoff):
+    """Write field `field` of a data spec (its sizes[field] numbers of v, clipped to +-cutoff when it is
+    positive) at p if the spec has it; the next address."""
+    if spec & (1 << field):
+        for k in ti.static(range(3)):
+            if ti.static(k < sizes[field]):
+                x = v[k]
+                if cutoff > 0:
+                    x = sm.clip(x, -cutoff, cutoff)
+                out[t, b, p + k] = x
+        p += ti.static(sizes[field])
+    return p
+
+
+@ti.func
+def _rangefinder(m: ti.template(), d: ti.template(), b, s, site, body, out: ti.template(), t, adr):
+    """A rangefinder's data at out[t, b, adr:]: along the site's z axis, the distance to the first geom a ray
+    sees (-1: none), the direction, the origin, the point hit, the depth (its fields in the sensor's spec;
+    the surface normal is not computed yet: `not_computed`)."""
+    spec = m.sens_i[s, SENS_INTPRM]
+    cutoff = m.sens_f[s, SENS_CUTOFF]
+    pos, mat = _frame(d, b, M.OBJ_SITE, site)
+    vec = _column(mat, 2)
+    dist = ray_scene(m, d, b, pos, vec, body)
+    hit = 1.0 if dist >= 0 else 0.0
+    p = _put(out, t, b, adr, spec, 0, RAYDATA_SIZE, ti.Vector([dist, 0.0, 0.0]), cutoff)
+    p = _put(out, t, b, p, spec, 1, RAYDATA_SIZE, vec * hit, cutoff)
+    p = _put(out, t, b, p, spec, 2, RAYDATA_SIZE, pos, cutoff)
+    p = _put(out, t, b, p, spec, 3, RAYDATA_SIZE, (pos + vec * dist) * hit, cutoff)
+    p = _put(out, t, b, p, spec, 4, RAYDATA_SIZE, sm.zero3(), cutoff)
+    _put(out, t, b, p, spec, 5, RAYDATA_SIZE, ti.Vector([dist, 0.0, 0.0]), cutoff)  # a site's depth: dist
+
+
+@ti.func
+def _put_contact(out: ti.template(), t, b, p, spec, found, f, dist, pos, normal, tangent):
+    """One slot of a contact sensor, its fields in MuJoCo's order; the next slot's address."""
+    p = _put(out, t, b, p, spec, 0, CONDATA_SIZE, ti.Vector([found, 0.0, 0.0]), 0.0)
+    p = _put(out, t, b, p, spec, 1, CONDATA_SIZE, ti.Vector([f[0], f[1], f[2]]), 0.0)
+    p = _put(out, t, b, p, spec, 2, CONDATA_SIZE, ti.Vector([f[3], f[4], f[5]]), 0.0)
+    p = _put(out, t, b, p, spec, 3, CONDATA_SIZE, ti.Vector([dist, 0.0, 0.0]), 0.0)
+    p = _put(out, t, b, p, spec, 4, CONDATA_SIZE, pos, 0.0)
+    p = _put(out, t, b, p, spec, 5, CONDATA_SIZE, normal, 0.0)
+    p = _put(out, t, b, p, spec, 6, CONDATA_SIZE, tangent, 0.0)
+    return p
+
+
+@ti.func
+def _contact_sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template(), t, adr):
+    """A contact sensor's slots at out[t, b, adr:]: the matching contacts (all, the nearest or the strongest
+    `num` of them, each as found, its force and torque in its frame, distance, position, normal and first
+    tangent, flipped to the sensor's side), or their net force and torque about their force-weighted centroid."""
+    spec = m.sens_i[s, SENS_INTPRM]
+    reduce = m.sens_i[s, SENS_INTPRM + 1]
+    num = m.sens_i[s, SENS_INTPRM + 2]
+    for k in range(m.sens_i[s, SENS_DIM]):
+        out[t, b, adr + k] = 0.0
+    ncon = ti.min(d.ncon[b], m.opt_i[SZ_NCONMAX])
+    nmatch = 0
+    for c in range(ncon):
+        if _contact_match(m, d, b, s, c) != 0:
+            nmatch += 1
+    if reduce == REDUCE_NETFORCE and nmatch > 0:  # (no match: zeros, as MuJoCo 4.0 writes)
+        point = sm.zero3()
+        total = 0.0
+        for c in range(ncon):
+            if _contact_match(m, d, b, s, c) != 0:
+                f = contact_force(d, b, c)
+                w = ti.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+                point += sm.getv(d.contact, b, c, CON_POS, 3) * w
+                total += w
+        point = point / ti.max(total, MINVAL)
+        force = sm.zero3()
+        torque = sm.zero3()
+        for c in range(ncon):
+            flip = _contact_match(m, d, b, s, c)
+            if flip != 0:
+                f = contact_force(d, b, c) * flip
+                frame = sm.getv(d.contact, b, c, CON_FRAME, 9)
+                fc = sm.zero3()
+                tc = sm.zero3()
+                for k in ti.static(range(3)):
+                    axis = ti.Vector([frame[3 * k], frame[3 * k + 1], frame[3 * k + 2]])
+                    fc += f[k] * axis
+                    tc += f[3 + k] * axis
+                force += fc
+                torque += tc + sm.cross3(sm.getv(d.contact, b, c, CON_POS, 3) - point, fc)
+        _put_contact(out, t, b, adr, spec, ti.cast(nmatch, float), ti.Vector([force[0], force[1], force[2], torque[0],
+                     torque[1], torque[2]]), 0.0, point, ti.Vector([1.0, 0.0, 0.0]), ti.Vector([0.0, 1.0, 0.0]))
+    elif reduce != REDUCE_NETFORCE:
+        p = adr
+        last_key = 0.0
+        last = -1
+        for _j in range(ti.min(num, nmatch)):
+            # the next contact: in contact order, or the next in (key, index) order for a sorted reduction
+            pick = -1
+            pick_key = 0.0
+            for c in range(ncon):
+                if _contact_match(m, d, b, s, c) != 0:
+                    if reduce == REDUCE_NONE:
+                        if c > last and pick < 0:
+                            pick = c
+                    else:
+                        key = _contact_criterion(m, d, b, c, reduce)
+                        after = last < 0 or key > last_key or (key == last_key and c > last)
+                        if after and (pick < 0 or key < pick_key):
+                            pick = c
+                            pick_key = key
+            last = pick
+            last_key = pick_key
+            sign = 1.0 if _contact_match(m, d, b, s, pick) > 0 else -1.0
+            f = contact_force(d, b, pick)
+            f[2] *= sign
+            f[5] *= sign
+            frame = sm.getv(d.contact, b, pick, CON_FRAME, 9)
+            p = _put_contact(out, t, b, p, spec, ti.cast(nmatch, float), f, d.contact[b, pick, CON_DIST],
+                             sm.getv(d.contact, b, pick, CON_POS, 3),
+                             ti.Vector([frame[0], frame[1], frame[2]]) * sign,
+                             ti.Vector([frame[3], frame[4], frame[5]]) * sign)
+
+
 # ----------------------------------------------------------------------------- sensordata
 
 
@@ -603,8 +849,13 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
                     val[0] = _touch(m, d, b, s, objid, body)
             if ti.static(mask & G_RAY):
                 if typ == RANGEFINDER:
-                    pos, mat = _frame(d, b, M.OBJ_SITE, objid)
-                    val[0] = ray_scene(m, d, b, pos, _column(mat, 2), body)
+                    _rangefinder(m, d, b, s, objid, body, out, t, o + m.sens_i[s, SENS_ADR])
+            if ti.static(mask & G_INSIDE):
+                if typ == INSIDESITE:
+                    val[0] = _inside_site(m, d, b, s, objtype, objid)
+            if ti.static(mask & G_CONTACT):
+                if typ == CONTACT:
+                    _contact_sensor(m, d, b, s, out, t, o + m.sens_i[s, SENS_ADR])
             if ti.static(mask & G_ENERGY):
                 if typ == E_POTENTIAL:
                     val[0] = energy_pos(m, d, b)
@@ -615,7 +866,7 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
         dt = m.sens_i[s, SENS_DATATYPE]
         adr = o + m.sens_i[s, SENS_ADR]
         for c in ti.static(range(4)):
-            if c < dim:
+            if c < dim and typ != CONTACT and typ != RANGEFINDER:  # (these two wrote their own data)
                 x = val[c]
                 if cutoff > 0:  # MuJoCo's cutoff: both sides of a real value, the top of a positive one
                     if dt == DATATYPE_REAL:

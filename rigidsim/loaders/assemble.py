@@ -37,7 +37,8 @@ SENSORS = {
     "framelinvel": (31, "frame", 0, 2, 3), "frameangvel": (32, "frame", 0, 2, 3),
     "framelinacc": (33, "frame", 0, 3, 3), "frameangacc": (34, "frame", 0, 3, 3),
     "subtreecom": (35, "body", 0, 1, 3), "subtreelinvel": (36, "body", 0, 2, 3),
-    "subtreeangmom": (37, "body", 0, 2, 3), "e_potential": (43, None, 0, 1, 1),
+    "subtreeangmom": (37, "body", 0, 2, 3), "insidesite": (38, "inside", 1, 1, 1), "contact": (42, "contact", 0, 3, 1),
+    "e_potential": (43, None, 0, 1, 1),
     "e_kinetic": (44, None, 0, 1, 1), "clock": (45, None, 0, 1, 1),
 }
 _OBJTYPES = {"body": M.OBJ_BODY, "xbody": M.OBJ_XBODY, "geom": M.OBJ_GEOM, "site": M.OBJ_SITE,
@@ -96,7 +97,7 @@ def assemble(cp) -> M.Model:
     # count activations
     na = sum(1 for a in sc.actuators if a.spec["dyntype"] != M.DYN_NONE)
     sizes["na"] = na
-    sens_dims = [SENSORS[s.tag][4] for s in sc.sensors]
+    sens_dims = [s.dim or SENSORS[s.tag][4] for s in sc.sensors]
     sizes["nsensor"] = len(sc.sensors)
     sizes["nsensordata"] = sum(sens_dims)
     m = M.Model.empty(**sizes)
@@ -665,20 +666,48 @@ def _sensors(cp, m):
             objtype, objid = _frame_obj(cp, s, at.get("objtype"), at.get("objname"), "obj")
             if at.get("refname") is not None or at.get("reftype") is not None:
                 reftype, refid = _frame_obj(cp, s, at.get("reftype"), at.get("refname"), "ref")
+        elif kind == "inside":  # the object whose position is tested against the site's volume
+            objtype, objid = _frame_obj(cp, s, at.get("objtype"), at.get("objname"), "obj")
+            reftype, refid = M.OBJ_SITE, cp.lookup(cp.site_ids, at.get("site"), "site", s.el)
+        elif kind == "contact":  # the contacts' matching criteria: (site | body1 | subtree1 | geom1), then
+            objtype, objid = _contact_criterion(cp, s, ("site", "body1", "subtree1", "geom1"))
+            reftype, refid = _contact_criterion(cp, s, ("body2", "subtree2", "geom2"))
         else:  # clock, e_potential, e_kinetic: no object (MuJoCo 4.0: objid -1)
             objtype = 0
+        if s.cutoff > 0 and dt in (2, 3):  # mjDATATYPE_AXIS, mjDATATYPE_QUATERNION
+            fail(cp, s.el, f"<{s.tag}> cutoff='{at.get('cutoff')}': a cutoff cannot apply to an axis or a quaternion "
+                           "(MuJoCo refuses it too)")
         A["sensor_type"][i] = typ
+        A["sensor_intprm"][i] = s.intprm
         A["sensor_datatype"][i] = dt
-        A["sensor_needstage"][i] = stage
+        # a contact sensor without force or torque in its data needs the position stage only (MuJoCo 4.0)
+        A["sensor_needstage"][i] = 1 if s.tag == "contact" and not s.intprm[0] & 6 else stage
         A["sensor_objtype"][i] = objtype
         A["sensor_objid"][i] = objid
         A["sensor_reftype"][i] = reftype
         A["sensor_refid"][i] = refid
-        A["sensor_dim"][i] = dim
+        A["sensor_dim"][i] = s.dim or dim
         A["sensor_adr"][i] = adr
         A["sensor_cutoff"][i] = s.cutoff
         A["sensor_noise"][i] = s.noise
-        adr += dim
+        adr += s.dim or dim
+
+
+def _contact_criterion(cp, s, attrs):
+    """(objtype, objid) of a contact sensor's first or second matching criterion: the one of `attrs` given (a
+    site's volume, a body, a subtree (MuJoCo's xbody) or a geom), or (0, -1) for any contact."""
+    given = [a for a in attrs if s.attrs.get(a) is not None]
+    if len(given) > 1:
+        fail(cp, s.el, f"<contact> takes at most one of {', '.join(attrs)}; it has {', '.join(given)}")
+    if not given:
+        return 0, -1
+    a = given[0]
+    name = s.attrs[a]
+    if a == "site":
+        return M.OBJ_SITE, cp.lookup(cp.site_ids, name, "site", s.el)
+    if a == "geom1" or a == "geom2":
+        return M.OBJ_GEOM, cp.lookup(cp.geom_ids, name, "geom", s.el)
+    return (M.OBJ_XBODY if a.startswith("subtree") else M.OBJ_BODY), _body_id(cp, name, s.el)
 
 
 def _frame_obj(cp, s, otype, oname, what):

@@ -596,16 +596,40 @@ class Reader:
         for ch in self.children(el):
             if "sensor/" + ch.tag not in S.SCHEMA:
                 self.fail(ch, f"sensor <{ch.tag}> is not supported by rigidsim" if ch.tag in
-                          ("camprojection", "insidesite", "distance", "normal", "fromto", "contact", "tactile",
-                           "user", "plugin") else f"unknown element <{ch.tag}> in <sensor>")
+                          ("camprojection", "distance", "normal", "fromto", "tactile", "user", "plugin")
+                          else f"unknown element <{ch.tag}> in <sensor>")
             for attr in ("nsample", "interp", "delay", "interval"):  # MuJoCo 4.0's sensor history
                 if ch.get(attr) is not None:
                     self.fail(ch, f"<{ch.tag}> {attr}=: sensor history (nsample, interp, delay, interval) is not "
                               "supported by rigidsim yet")
             self.check(ch, "sensor/" + ch.tag)
             rec = Rec(name=ch.get("name", ""), el=ch, tag=ch.tag, cutoff=self.val(ch, "cutoff", default=0.0),
-                      noise=self.val(ch, "noise", default=0.0), attrs=dict(ch.attrib))
+                      noise=self.val(ch, "noise", default=0.0), attrs=dict(ch.attrib), intprm=[0, 0, 0], dim=None)
+            if ch.tag in ("rangefinder", "contact"):
+                self.read_data_spec(ch, rec)
             self.scene.sensors.append(rec)
+
+    def read_data_spec(self, el, rec):
+        """A rangefinder's or a contact sensor's MuJoCo sensor_intprm (the bits of its 'data' keywords; a contact
+        sensor's 'reduce' and 'num') and its dim: the numbers per ray, or per contact times num."""
+        table = S.RAYDATA if el.tag == "rangefinder" else S.CONDATA
+        keys = list(table)
+        words = (el.get("data") or keys[0]).split()
+        for w in words:
+            if w not in table:
+                self.fail(el, f"<{el.tag}> data='{el.get('data')}': unknown keyword '{w}' (one of {', '.join(keys)})")
+        order = [keys.index(w) for w in words]
+        if any(b <= a for a, b in zip(order, order[1:])):
+            self.fail(el, f"<{el.tag}> data='{el.get('data')}': the keywords must be in this order: {', '.join(keys)}")
+        rec.intprm[0] = sum(1 << k for k in order)
+        rec.dim = sum(table[w] for w in words)
+        if el.tag == "contact":
+            rec.intprm[1] = self.val(el, "reduce", ("k", {k: i for i, k in enumerate(S.CONREDUCE)}), default=0)
+            num = self.val(el, "num", ("i", 1), default=1)
+            if num <= 0:
+                self.fail(el, f"<contact> num='{el.get('num')}' must be positive")
+            rec.intprm[2] = num
+            rec.dim *= num
 
 
 def parse_xml(path) -> etree._Element:

@@ -63,8 +63,7 @@ _TENDON = {"group", "limited", "range", "solreflimit", "solimplimit", "solreffri
            "actuatorfrclimited", "actuatorfrcrange"}
 _TENDON_U = {"sleep": None}
 
-SENSORS_SITE = ("touch", "accelerometer", "velocimeter", "gyro", "force", "torque", "magnetometer",
-                "rangefinder")
+SENSORS_SITE = ("touch", "accelerometer", "velocimeter", "gyro", "force", "torque", "magnetometer")
 SENSORS_JOINT = ("jointpos", "jointvel", "jointlimitpos", "jointlimitvel", "jointlimitfrc",
                  "jointactuatorfrc")
 SENSORS_TENDON = ("tendonpos", "tendonvel", "tendonlimitpos", "tendonlimitvel", "tendonlimitfrc",
@@ -198,6 +197,16 @@ for _t in SENSORS_SUBTREE:
     SCHEMA["sensor/" + _t] = (_SENSOR_COMMON | {"body"}, {"user"}, {})
 for _t in SENSORS_GLOBAL:
     SCHEMA["sensor/" + _t] = (_SENSOR_COMMON, {"user"}, {})
+SCHEMA["sensor/rangefinder"] = (_SENSOR_COMMON | {"site", "data"}, {"user"}, {})
+SCHEMA["sensor/insidesite"] = (_SENSOR_COMMON | {"site", "objtype", "objname"}, {"user"}, {"enclosed": "false"})
+SCHEMA["sensor/contact"] = (_SENSOR_COMMON | {"site", "geom1", "geom2", "body1", "body2", "subtree1", "subtree2",
+                                              "num", "data", "reduce"}, {"user"}, {})
+
+# the keywords of a rangefinder's and a contact sensor's 'data' (in this order, MuJoCo's mjtRayData and
+# mjtConDataField) with the numbers each adds per ray or contact; a contact sensor's 'reduce' (mjtConReduce)
+RAYDATA = {"dist": 1, "dir": 3, "origin": 3, "point": 3, "normal": 3, "depth": 1}
+CONDATA = {"found": 1, "force": 3, "torque": 3, "dist": 1, "pos": 3, "normal": 3, "tangent": 3}
+CONREDUCE = ("none", "mindist", "maxforce", "netforce")
 
 # whole elements MuJoCo has that we do not build: refused wherever they appear
 REFUSED_ELEMENTS = {
