@@ -313,6 +313,10 @@ FIELDS: Dict[str, Tuple[Tuple, type]] = {
     # sensors (compiled now, evaluated later)
     "sensor_type": (("nsensor",), I),
     "sensor_intprm": (("nsensor", 3), I),
+    "sensor_history": (("nsensor", 2), I),
+    "sensor_historyadr": (("nsensor",), I),
+    "sensor_delay": (("nsensor",), F),
+    "sensor_interval": (("nsensor", 2), F),
     "sensor_datatype": (("nsensor",), I),
     "sensor_needstage": (("nsensor",), I),
     "sensor_objtype": (("nsensor",), I),
@@ -337,7 +341,7 @@ SIZES: Tuple[str, ...] = (
     "nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "nmesh", "nmeshvert",
     "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "npolygonmax", "nhfield",
     "nhfielddata", "nmat", "npair", "nexclude", "neq", "ntendon", "nwrap",
-    "nsensor", "nsensordata", "nkey", "nmocap", "nM",
+    "nsensor", "nsensordata", "nhistory", "nkey", "nmocap", "nM",
 )
 
 # element kind -> the name list a Model carries for it (MuJoCo's name_*adr, as lists)

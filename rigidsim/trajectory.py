@@ -57,7 +57,8 @@ MODEL_ARRAYS = (
     # the sensors (MuJoCo's mjtSensor, mjtObj, mjtDataType and mjtStage codes), so that a reader can slice
     # sensordata [.., nsensordata] by name: sensor i fills sensor_adr[i] : sensor_adr[i] + sensor_dim[i]
     "sensor_type", "sensor_intprm", "sensor_datatype", "sensor_needstage", "sensor_objtype", "sensor_objid", "sensor_reftype",
-    "sensor_refid", "sensor_dim", "sensor_adr", "sensor_cutoff", "sensor_noise",
+    "sensor_refid", "sensor_dim", "sensor_adr", "sensor_cutoff", "sensor_noise", "sensor_history", "sensor_delay",
+    "sensor_interval",
 )
 MODEL_SIZES = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "neq", "nmesh", "nmeshvert", "nmeshface", "nhfield",
                "nhfielddata", "nmat", "nsensor", "nsensordata")

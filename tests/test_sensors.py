@@ -22,6 +22,7 @@ from tests.sweep_slice import selection
 mujoco = pytest.importorskip("mujoco")
 
 SCENE = ROOT / "tests" / "scenes" / "every_sensor.xml"
+HISTORY = ROOT / "tests" / "scenes" / "sensor_history.xml"
 TOL = {1: 1e-9, 2: 1e-9, 3: 1e-6}  # by mjtStage: position, velocity, acceleration
 ZERO_BY_DESIGN = {"touch_top", "inside_ell", "inside_capsule"}  # a zone its contacts' force rays never meet; objects
 # outside the sites they are tested against
@@ -54,7 +55,7 @@ def _mujoco_states(mjm, nstep: int, stride: int, key=None, seed: int = 0):
             states.append({"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "act": d.act.copy(), "ctrl": d.ctrl.copy(),
                            "mocap_pos": d.mocap_pos.copy(), "mocap_quat": d.mocap_quat.copy(),
                            "eq_active": d.eq_active.copy(), "qacc_warmstart": d.qacc_warmstart.copy(),
-                           "time": float(d.time)})
+                           "time": float(d.time), "history": d.history.copy()})
             ref.append(d.sensordata.copy())
         mujoco.mj_step(mjm, d)
     return states, np.array(ref)
@@ -309,3 +310,55 @@ def test_compare_has_sensor_stages():
     names = {s.number: s for s in res.stages}
     assert names[7].name.startswith("sensors") and names[8].name.startswith("sensors")
     assert all(s.ok for s in res.stages), [(s.name, s.error, s.detail) for s in res.stages if not s.ok]
+
+
+# ----------------------------------------------------------------------------- history (MuJoCo 4.0)
+
+
+def test_history_buffers_start_as_mujocos():
+    """The buffers' initial times (a timestep or a period apart, phases rounded up to the timestep grid), cursors
+    and last compute times equal MuJoCo's mj_resetData's, exactly (the same arithmetic)."""
+    from rigidsim.engine.data import history_init
+
+    model = load_scene(str(HISTORY))
+    mjm = mujoco.MjModel.from_xml_path(str(HISTORY))
+    assert model.nhistory == mjm.nhistory > 0
+    assert np.array_equal(history_init(model), mujoco.MjData(mjm).history)
+
+
+@pytest.mark.parametrize("integrator", [pytest.param(x, id=tid) for x, tid in selection(
+    "history_integrators", ("Euler", "RK4"), (), 1)])
+def test_history_sensors_follow_mujoco(integrator, tmp_path):
+    """A free run of 150 steps with random controls: every history sensor's sensordata follows MuJoCo's mj_step,
+    the buffers advancing through the first 50 steps that record no sensordata too (RK4 under RIGIDSIM_SWEEP=1
+    or every other commit: a kernel of its own)."""
+    path = tmp_path / "history.xml"
+    path.write_text(HISTORY.read_text().replace('<option timestep="0.002"/>',
+                                                f'<option timestep="0.002" integrator="{integrator}"/>'))
+    model, r = _compat(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(mjm)
+    n, first = 150, 50
+    ctrl = np.random.default_rng(0).normal(size=(n, 1, 1))
+    ref = []
+    for t in range(n):
+        d.ctrl[:] = ctrl[t, 0]
+        mujoco.mj_step(mjm, d)  # its sensordata: at the state before the step, as our frame t
+        ref.append(d.sensordata.copy())
+    ref = np.array(ref)[first:]
+    sim = Simulator(model, 1, pair_options=r)
+    list(sim.rollout(first, ctrl=ctrl[:first]))
+    got = np.array([f["sensordata"][0] for f in sim.rollout(n - first, ctrl=ctrl[first:], sensors=True)])[:-1]
+    _check(model, got, ref)
+    # the delayed values are not the current ones: the buffers are read
+    now, zoh = (int(model.sensor_adr[model.names["sensor"].index(k)]) for k in ("now", "zoh"))
+    assert np.abs(ref[:, zoh] - ref[:, now]).max() > 1e-3
+
+
+def test_history_at_mujoco_states():
+    """At MuJoCo's states with its buffers (`set_states`, as rigidsim compare sets them) sensordata equals
+    mj_forward's: delayed and held values read from the same buffers."""
+    model, r = _compat(HISTORY)
+    mjm = mujoco.MjModel.from_xml_path(str(HISTORY))
+    states, ref = _mujoco_states(mjm, 120, 7, seed=2)
+    _check(model, _ours(model, r, states), ref)

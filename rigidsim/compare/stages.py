@@ -137,7 +137,7 @@ def mujoco_run(mujoco, mjm, start: Dict[str, np.ndarray], nstep: int):
     def state():
         return {"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "act": d.act.copy(), "ctrl": d.ctrl.copy(),
                 "mocap_pos": d.mocap_pos.copy(), "mocap_quat": d.mocap_quat.copy(), "eq_active": d.eq_active.copy(),
-                "qacc_warmstart": d.qacc_warmstart.copy(), "time": float(d.time)}
+                "qacc_warmstart": d.qacc_warmstart.copy(), "time": float(d.time), "history": d.history.copy()}
 
     for t in range(nstep):
         states.append(state())
@@ -173,7 +173,7 @@ def _mujoco_step(mujoco, mjm, d, results) -> None:
 
 
 def set_states(sim, states: List[Dict[str, Any]]) -> None:
-    """Env b of `sim` takes states[b]: MuJoCo's state, solver warmstart and time included."""
+    """Env b of `sim` takes states[b]: MuJoCo's state, solver warmstart, time and history buffers included."""
     from rigidsim.engine import layout as L
 
     m = sim.model
@@ -187,6 +187,8 @@ def set_states(sim, states: List[Dict[str, Any]]) -> None:
     if m.neq:
         d["eq_active"][:, :m.neq] = stack["eq_active"]
     d["time"][:] = stack["time"]
+    if m.nhistory and "history" in stack:  # the history sensors' buffers (MuJoCo's own, actuators' none)
+        d["history"][:, :m.nhistory] = stack["history"]
 
 
 def _match_contacts(ours: Dict[str, np.ndarray], ref: Dict[str, Any]) -> Optional[np.ndarray]:

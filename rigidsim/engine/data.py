@@ -440,7 +440,11 @@ def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
     for col, name in cols:
         si[:n, col] = getattr(model, name)
     si[:n, L.SENS_INTPRM:L.SENS_INTPRM + 3] = model.sensor_intprm
+    si[:n, L.SENS_NSAMPLE:L.SENS_NSAMPLE + 2] = model.sensor_history
+    si[:n, L.SENS_HISTADR] = model.sensor_historyadr
     sf[:n, L.SENS_CUTOFF] = model.sensor_cutoff
+    sf[:n, L.SENS_DELAY] = model.sensor_delay
+    sf[:n, L.SENS_PERIOD] = model.sensor_interval[:, 0] if n else 0.0
 
     def body_of(objtype: int, objid: int) -> int:
         if objid < 0:
@@ -465,6 +469,31 @@ def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
             si[i, L.SENS_SITETYPE] = int(model.site_type[s])
             sf[i, L.SENS_SITESIZE:L.SENS_SITESIZE + 3] = model.site_size[s]
     return sf, si
+
+
+def history_init(model: M.Model) -> np.ndarray:
+    """[nhistory]: the history buffers as MuJoCo's mj_resetData leaves them. A sensor's buffer is its last
+    compute time (interval mode: the phase, or -period for phase 0; else -timestep), the cursor (n - 1: the newest
+    of the n samples, stored in a ring), the n sample times (a timestep apart up to -timestep, or a period apart
+    up to that last compute time, rounded up to whole timesteps) and n zero values."""
+    out = np.zeros(max(model.nhistory, 1))
+    dt = model.opt.timestep
+    for i in range(model.nsensor):
+        n = int(model.sensor_history[i][0])
+        if n <= 0:
+            continue
+        adr = int(model.sensor_historyadr[i])
+        period, phase = (float(x) for x in model.sensor_interval[i])
+        j = np.arange(n)
+        if period > 0:
+            t0 = -period if phase == 0 else phase
+            out[adr] = t0
+            out[adr + 2:adr + 2 + n] = np.ceil((t0 - (n - 1 - j) * period) / dt) * dt
+        else:
+            out[adr] = -dt
+            out[adr + 2:adr + 2 + n] = -(n - j) * dt
+        out[adr + 1] = n - 1
+    return out
 
 
 def equality_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
@@ -649,7 +678,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None,
                 nwrap=model.nwrap, nrk=rk_width(model), nrow=moment_rows(model)[1], nmeshvert=model.nmeshvert,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
-                nmeshpolymap=model.nmeshpolymap, nsensor=model.nsensor,
+                nmeshpolymap=model.nmeshpolymap, nsensor=model.nsensor, nhistory=model.nhistory,
                 **pair_sizes(model, r, tab, mid))
 
 

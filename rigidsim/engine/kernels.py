@@ -29,7 +29,7 @@ from rigidsim.engine.layout import (
     LAUNCH_RECORD, LAUNCH_RESUME, LAUNCH_S0, LAUNCH_USE_CTRL, STAGE_NAMES, STATUS_RESUMED, STATUS_START, SZ_NA,
     SZ_NCONMAX, SZ_NBODY, SZ_NQ, SZ_NSENSORDATA, SZ_NU, SZ_NV, XPOS, XQUAT,
 )
-from rigidsim.engine.sensor import sensors
+from rigidsim.engine.sensor import G_HISTORY, G_RECORD, history_advance, sensors
 from rigidsim.engine.smooth import kinematics
 
 from rigidsim.engine.groups import ND, _data, _model
@@ -48,8 +48,8 @@ def kinematics_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
-    solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
+    solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
 ):
@@ -64,7 +64,7 @@ def kinematics_kernel(
                    mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i, solver_H,
                   solver_Hcone, solver_n),
             # <<< generated
             b, True)
@@ -83,8 +83,8 @@ def forward_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
-    solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
+    solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     integrator: ti.template(), reps: ti.i32,
@@ -101,7 +101,7 @@ def forward_kernel(
                        mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i,
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i,
                       solver_H, solver_Hcone, solver_n),
                 # <<< generated
                 b, integrator, no_constraint, 0)
@@ -120,8 +120,8 @@ def sensor_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
-    solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
+    solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     sensing: ti.template(),
@@ -141,7 +141,7 @@ def sensor_kernel(
                    mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi, solver_efc_i, solver_H,
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i, solver_H,
                   solver_Hcone, solver_n),
             # <<< generated
             b, out, 0, 0, sensing)
@@ -190,7 +190,7 @@ def no_extra(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec:
 def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: ti.template(), launch: ti.template(),
             t, extra: ti.template(), contacts, sensing: ti.template()):
     """frames[t, b, :] = (time, qpos, qvel, qacc, ctrl, act, xpos, xquat), the sensordata when `sensing` (the
-    sensor groups compiled in, `sensor.mask_of`) is not 0, then what `extra` records (the constraint fields of
+    sensor groups compiled in, `sensor.mask_of`) has G_RECORD, then what `extra` records (the constraint fields of
     `layout.frame_layout`, `contacts`: with the contact rows, in the contact pool `crec`). Returns 0 when the
     pool has no room for the frame's contacts (the env then pauses), else 1."""
     nq = m.opt_i[SZ_NQ]
@@ -223,7 +223,7 @@ def _record(m: ti.template(), d: ti.template(), b, frames: ti.template(), crec: 
         for c in ti.static(range(4)):
             frames[t, b, o + 4 * i + c] = d.body[b, i, XQUAT + c]
     o += 4 * nbody
-    if ti.static(sensing):
+    if ti.static(sensing & G_RECORD):
         sensors(m, d, b, frames, t, o, sensing)
         o += m.opt_i[SZ_NSENSORDATA]
     return extra(m, d, b, frames, crec, launch, t, o, contacts)
@@ -335,6 +335,9 @@ def _rollout_env(m: ti.template(), d: ti.template(), b, ctrl_seq: ti.template(),
                     resumed = 0
                     if alive and stage == 0:
                         alive = _recorded(m, d, b, gs, s, frames, crec, status, launch, extra, sensing)
+                        if ti.static(sensing & G_HISTORY):  # at the step's first pass (RK4's too)
+                            if alive and s < nsteps:
+                                history_advance(m, d, b, sensing)
                     if ti.static(integrator == INT_RK4):
                         if alive and s < nsteps:
                             rk_store(m, d, b, stage)
@@ -411,6 +414,8 @@ def _staged_end(m: ti.template(), d: ti.template(), b, p, frames: ti.template(),
         if alive:
             alive = _recorded(m, d, b, gs, p, frames, crec, status, launch, extra, sensing)
         if alive and p < launch[LAUNCH_NSTEPS]:
+            if ti.static(sensing & G_HISTORY):
+                history_advance(m, d, b, sensing)
             integrate(m, d, b, integrator)
 
 
@@ -458,8 +463,8 @@ def rollout_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND, solver_H: ND,
-    solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
+    solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     ctrl_seq: ND, launch: ND, nenv: ti.template(), integrator: ti.template(), sensing: ti.template(),
@@ -480,7 +485,7 @@ def rollout_kernel(
                                hfield_data, sens_f, sens_i, opt_f, opt_i),
                         _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M,
                               geom, site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f,
-                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v,
+                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v,
                               solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
                         # <<< generated
                         b, task, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, (), 0, no_extra,
@@ -499,7 +504,7 @@ def rollout_kernel(
                            sens_i, opt_f, opt_i),
                     _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                           site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
-                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, solver_v, solver_vi,
+                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi,
                           solver_efc_i, solver_H, solver_Hcone, solver_n),
                     # <<< generated
                     b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra, sensing)

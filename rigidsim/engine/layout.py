@@ -152,9 +152,12 @@ BVH_MARGIN = 6  # column of bvh_f
 # SENS_CUTOFF: sensor_cutoff
 SENS_TYPE, SENS_DATATYPE, SENS_OBJTYPE, SENS_OBJID, SENS_REFTYPE, SENS_REFID, SENS_DIM, SENS_ADR = range(8)
 SENS_BODY, SENS_REFBODY, SENS_SITETYPE, SENS_INTPRM = 8, 9, 10, 11
-NSENS_I = 14
-SENS_CUTOFF, SENS_SITESIZE = 0, 1
-NSENS_F = 4
+# MuJoCo 4.0's history: sensor_history (nsample, interp), sensor_historyadr (-1: none); sensor_delay,
+# sensor_interval (period, phase)
+SENS_NSAMPLE, SENS_INTERP, SENS_HISTADR = 14, 15, 16
+NSENS_I = 17
+SENS_CUTOFF, SENS_SITESIZE, SENS_DELAY, SENS_PERIOD = 0, 1, 4, 5
+NSENS_F = 6
 
 # ----------------------------------------------------------------------------- model: qpos-sized
 QPOS0, QPOS_SPRING = 0, 1
@@ -415,6 +418,7 @@ DATA_ARRAYS = (
     ("efc_J", "njsize", 1), ("efc", "nefcmax", NDEFC), ("efc_i", "nefcmax", NDEFC_I, "i"),
     ("efc_n", NEFC_N, 1, "i"),
     ("eq_active", "neq", 1, "i"),  # MuJoCo's eq_active: 1 while equality e makes rows (from eq_active0)
+    ("history", "nhistory", 1),  # MuJoCo's history: each history sensor's buffer (`data.history_init`)
     ("solver_v", "nv", NSOLV), ("solver_vi", "nv", NSOLVI, "i"), ("solver_efc_i", "nefcmax", NSOLEI, "i"),
     ("solver_H", "nv", "nv"), ("solver_Hcone", "nv", "nv"), ("solver_n", NSOLN, 1, "i"),
 )

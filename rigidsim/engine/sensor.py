@@ -35,7 +35,8 @@ from rigidsim.engine.layout import (
     EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EFCN_NL, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
     EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, JNT_DOFADR, JNT_FREE, JNT_BALL,
     JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QM,
-    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DIM, SENS_INTPRM, SENS_OBJID,
+    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DELAY, SENS_DIM, SENS_HISTADR, SENS_INTERP, SENS_INTPRM,
+    SENS_NSAMPLE, SENS_OBJID, SENS_PERIOD,
     SENS_OBJTYPE, SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM,
     SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU,
     SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS,
@@ -74,6 +75,8 @@ G_TENDON = 512  # with G_POST in a scene with spatial tendons: their forces are 
 G_RAY = 1024  # rangefinder: mj_ray along the site's z axis
 G_INSIDE = 2048  # insidesite: is an object's position inside a site's volume
 G_CONTACT = 4096  # contact: the contacts that match the sensor's criteria, their forces and frames
+G_HISTORY = 8192  # sensors with a history buffer (nsample > 0): read from it, and a sample added each step
+G_RECORD = 16384  # the rollout records sensordata (without it: history sensors' buffers advanced only)
 
 GROUP_OF = {
     **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
@@ -112,11 +115,15 @@ def why_not_computed(model: M.Model, missing: List[int]) -> str:
     return " or ".join(why)
 
 
-def mask_of(model: M.Model) -> int:
-    """The groups of sensor code a rollout recording `model`'s sensordata compiles in (0: no sensors)."""
+def mask_of(model: M.Model, history_only: bool = False) -> int:
+    """The groups of sensor code a rollout recording `model`'s sensordata compiles in (0: no sensors); with
+    `history_only`, those its history sensors need to advance their buffers (0: none)."""
     mask = 0
-    for t in model.sensor_type[:model.nsensor]:
-        mask |= GROUP_OF.get(int(t), 0)
+    for t, (n, _) in zip(model.sensor_type[:model.nsensor], model.sensor_history[:model.nsensor]):
+        if n > 0:
+            mask |= G_HISTORY
+        if n > 0 or not history_only:
+            mask |= GROUP_OF.get(int(t), 0)
     if mask & G_POST and any(int(model.wrap_type[model.tendon_adr[t]]) != M.WRAP_JOINT for t in range(model.ntendon)
                              if model.tendon_num[t]):
         mask |= G_TENDON
@@ -729,9 +736,9 @@ def _contact_sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template()
 
 
 @ti.func
-def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mask: ti.template()):
-    """out[t, b, o:o + nsensordata] = env b's sensordata at the state of its last forward pass. `mask`: the
-    groups compiled in (`mask_of`)."""
+def _prepare(m: ti.template(), d: ti.template(), b, mask: ti.template()):
+    """What the sensors of `mask` need before any of them: mj_subtreeVel, mj_rnePostConstraint. 1 when the
+    sensors are on (MuJoCo's sensor disable flag off)."""
     on = (m.opt_i[OPT_DISABLEFLAGS] & DSBL_SENSOR) == 0  # disabled: zeros (MuJoCo leaves them untouched)
     if ti.static(mask & G_SUBTREE):
         if on:
@@ -739,138 +746,325 @@ def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mas
     if ti.static(mask & G_POST):
         if on:
             rne_post_constraint(m, d, b, ti.static(mask & G_TENDON))
+    return on
+
+
+@ti.func
+def _sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template(), t, adr, mask: ti.template(), on):
+    """Sensor s's value, computed at the state of the last forward pass, at out[t, b, adr:adr + its dim]."""
+    typ = m.sens_i[s, SENS_TYPE]
+    objtype = m.sens_i[s, SENS_OBJTYPE]
+    objid = m.sens_i[s, SENS_OBJID]
+    body = m.sens_i[s, SENS_BODY]
+    refid = m.sens_i[s, SENS_REFID]
+    val = ti.Vector([0.0] * 4)
+    if on:
+        if ti.static(mask & G_READ):
+            if typ == JOINTPOS:
+                val[0] = d.qpos[b, m.jnt_i[objid, JNT_QPOSADR]]
+            elif typ == JOINTVEL:
+                val[0] = d.qvel[b, m.jnt_i[objid, JNT_DOFADR]]
+            elif typ == TENDONPOS:
+                val[0] = d.ten[b, objid, TEN_LENGTH]
+            elif typ == TENDONVEL:
+                val[0] = d.ten[b, objid, TEN_VELOCITY]
+            elif typ == ACTUATORPOS:
+                val[0] = d.actu[b, objid, ACTUATOR_LENGTH]
+            elif typ == ACTUATORVEL:
+                val[0] = d.actu[b, objid, ACTUATOR_VELOCITY]
+            elif typ == ACTUATORFRC:
+                val[0] = d.actu[b, objid, ACTUATOR_FORCE]
+            elif typ == JOINTACTFRC:
+                val[0] = d.dof[b, m.jnt_i[objid, JNT_DOFADR], QFRC_ACTUATOR]
+            elif typ == TENDONACTFRC:
+                for a in range(m.opt_i[SZ_NU]):
+                    if m.act_i[a, ACT_TRNTYPE] == TRN_TENDON and m.act_i[a, ACT_TRNID] == objid:
+                        val[0] = val[0] + d.actu[b, a, ACTUATOR_FORCE]
+            elif typ == BALLQUAT:
+                qadr = m.jnt_i[objid, JNT_QPOSADR]
+                val = sm.normalize4(ti.Vector([d.qpos[b, qadr + c] for c in ti.static(range(4))]))
+            elif typ == BALLANGVEL:
+                vadr = m.jnt_i[objid, JNT_DOFADR]
+                for c in ti.static(range(3)):
+                    val[c] = d.qvel[b, vadr + c]
+            elif typ == SUBTREECOM:
+                for c in ti.static(range(3)):
+                    val[c] = d.body[b, objid, SUBTREE_COM + c]
+            elif typ == CLOCK:
+                val[0] = d.time[b]
+        if ti.static(mask & G_MAGNET):
+            if typ == MAGNETOMETER:
+                _, mat = _frame(d, b, M.OBJ_SITE, objid)
+                v = sm.rot_vec_mat_t(ti.Vector([m.opt_f[OPT_MAGNETIC + c] for c in ti.static(range(3))]), mat)
+                for c in ti.static(range(3)):
+                    val[c] = v[c]
+        if ti.static(mask & G_FRAME):
+            if typ == FRAMEQUAT:
+                q = _quat(m, d, b, objtype, objid, body)
+                if refid >= 0:
+                    q = sm.mul_quat(sm.neg_quat(_quat(m, d, b, m.sens_i[s, SENS_REFTYPE], refid,
+                                                      m.sens_i[s, SENS_REFBODY])), q)
+                val = q
+            elif typ == FRAMEPOS or typ == FRAMEXAXIS or typ == FRAMEYAXIS or typ == FRAMEZAXIS:
+                pos, mat = _frame(d, b, objtype, objid)
+                v = pos
+                if typ != FRAMEPOS:
+                    v = _column(mat, typ - FRAMEXAXIS)
+                if refid >= 0:
+                    rpos, rmat = _frame(d, b, m.sens_i[s, SENS_REFTYPE], refid)
+                    if typ == FRAMEPOS:
+                        v = v - rpos
+                    v = sm.rot_vec_mat_t(v, rmat)
+                for c in ti.static(range(3)):
+                    val[c] = v[c]
+        if ti.static(mask & G_VEL):
+            if typ == VELOCIMETER or typ == GYRO:
+                ang, lin = _motion(m, d, b, CVEL, M.OBJ_SITE, objid, body, 1)
+                val = _pick(typ == VELOCIMETER, lin, ang)
+            elif typ == FRAMELINVEL or typ == FRAMEANGVEL:
+                ang, lin = _motion(m, d, b, CVEL, objtype, objid, body, 0)
+                if refid >= 0:
+                    reftype = m.sens_i[s, SENS_REFTYPE]
+                    pos, _ = _frame(d, b, objtype, objid)
+                    rpos, rmat = _frame(d, b, reftype, refid)
+                    rang, rlin = _motion(m, d, b, CVEL, reftype, refid, m.sens_i[s, SENS_REFBODY], 0)
+                    # relative to the reference frame, with the term of its rotation
+                    lin = sm.rot_vec_mat_t(lin - rlin + sm.cross3(pos - rpos, rang), rmat)
+                    ang = sm.rot_vec_mat_t(ang - rang, rmat)
+                val = _pick(typ == FRAMELINVEL, lin, ang)
+        if ti.static(mask & G_SUBTREE):
+            if typ == SUBTREELINVEL or typ == SUBTREEANGMOM:
+                col = SUBTREE_LINVEL if typ == SUBTREELINVEL else SUBTREE_ANGMOM
+                for c in ti.static(range(3)):
+                    val[c] = d.body[b, objid, col + c]
+        if ti.static(mask & G_LIMIT):
+            if typ >= JOINTLIMITPOS and typ <= TENDONLIMITFRC:
+                kind = CNSTR_LIMIT_JOINT if typ <= JOINTLIMITFRC else CNSTR_LIMIT_TENDON
+                which = (typ - JOINTLIMITPOS) % 3
+                val[0] = _limit_row(m, d, b, kind, objid,
+                                    EFC_POS if which == 0 else (EFC_VEL if which == 1 else EFC_FORCE))
+        if ti.static(mask & G_POST):
+            if typ == ACCELEROMETER:
+                _, lin = _acceleration(m, d, b, M.OBJ_SITE, objid, body, 1)
+                val = _pick(True, lin, lin)
+            elif typ == FRAMELINACC or typ == FRAMEANGACC:
+                ang, lin = _acceleration(m, d, b, objtype, objid, body, 0)
+                val = _pick(typ == FRAMELINACC, lin, ang)
+            elif typ == FORCE or typ == TORQUE:
+                pos, mat = _frame(d, b, M.OBJ_SITE, objid)
+                f = sm.getv(d.body, b, body, CFRC_INT, 6)
+                tq, fr = _force_at(_ang(f), _lin(f),
+                                   pos, sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3))
+                val = _pick(typ == FORCE, sm.rot_vec_mat_t(fr, mat), sm.rot_vec_mat_t(tq, mat))
+        if ti.static(mask & G_TOUCH):
+            if typ == TOUCH:
+                val[0] = _touch(m, d, b, s, objid, body)
+        if ti.static(mask & G_RAY):
+            if typ == RANGEFINDER:
+                _rangefinder(m, d, b, s, objid, body, out, t, adr)
+        if ti.static(mask & G_INSIDE):
+            if typ == INSIDESITE:
+                val[0] = _inside_site(m, d, b, s, objtype, objid)
+        if ti.static(mask & G_CONTACT):
+            if typ == CONTACT:
+                _contact_sensor(m, d, b, s, out, t, adr)
+        if ti.static(mask & G_ENERGY):
+            if typ == E_POTENTIAL:
+                val[0] = energy_pos(m, d, b)
+            elif typ == E_KINETIC:
+                val[0] = energy_vel(m, d, b)
+    dim = m.sens_i[s, SENS_DIM]
+    cutoff = m.sens_f[s, SENS_CUTOFF]
+    dt = m.sens_i[s, SENS_DATATYPE]
+    for c in ti.static(range(4)):
+        if c < dim and typ != CONTACT and typ != RANGEFINDER:  # (these two wrote their own data)
+            x = val[c]
+            if cutoff > 0:  # MuJoCo's cutoff: both sides of a real value, the top of a positive one
+                if dt == DATATYPE_REAL:
+                    x = sm.clip(x, -cutoff, cutoff)
+                elif dt == DATATYPE_POSITIVE:
+                    x = ti.min(cutoff, x)
+            out[t, b, adr + c] = x
+
+
+@ti.func
+def sensors(m: ti.template(), d: ti.template(), b, out: ti.template(), t, o, mask: ti.template()):
+    """out[t, b, o:o + nsensordata] = env b's sensordata at the state of its last forward pass. `mask`: the
+    groups compiled in (`mask_of`). A sensor with a history (`G_HISTORY`) and a delay, or with an interval
+    that has not elapsed since it was last computed, reads its buffer instead (MuJoCo's compute_or_read)."""
+    on = _prepare(m, d, b, mask)
     for s in range(m.opt_i[SZ_NSENSOR]):
-        typ = m.sens_i[s, SENS_TYPE]
-        objtype = m.sens_i[s, SENS_OBJTYPE]
-        objid = m.sens_i[s, SENS_OBJID]
-        body = m.sens_i[s, SENS_BODY]
-        refid = m.sens_i[s, SENS_REFID]
-        val = ti.Vector([0.0] * 4)
-        if on:
-            if ti.static(mask & G_READ):
-                if typ == JOINTPOS:
-                    val[0] = d.qpos[b, m.jnt_i[objid, JNT_QPOSADR]]
-                elif typ == JOINTVEL:
-                    val[0] = d.qvel[b, m.jnt_i[objid, JNT_DOFADR]]
-                elif typ == TENDONPOS:
-                    val[0] = d.ten[b, objid, TEN_LENGTH]
-                elif typ == TENDONVEL:
-                    val[0] = d.ten[b, objid, TEN_VELOCITY]
-                elif typ == ACTUATORPOS:
-                    val[0] = d.actu[b, objid, ACTUATOR_LENGTH]
-                elif typ == ACTUATORVEL:
-                    val[0] = d.actu[b, objid, ACTUATOR_VELOCITY]
-                elif typ == ACTUATORFRC:
-                    val[0] = d.actu[b, objid, ACTUATOR_FORCE]
-                elif typ == JOINTACTFRC:
-                    val[0] = d.dof[b, m.jnt_i[objid, JNT_DOFADR], QFRC_ACTUATOR]
-                elif typ == TENDONACTFRC:
-                    for a in range(m.opt_i[SZ_NU]):
-                        if m.act_i[a, ACT_TRNTYPE] == TRN_TENDON and m.act_i[a, ACT_TRNID] == objid:
-                            val[0] = val[0] + d.actu[b, a, ACTUATOR_FORCE]
-                elif typ == BALLQUAT:
-                    adr = m.jnt_i[objid, JNT_QPOSADR]
-                    val = sm.normalize4(ti.Vector([d.qpos[b, adr + c] for c in ti.static(range(4))]))
-                elif typ == BALLANGVEL:
-                    adr = m.jnt_i[objid, JNT_DOFADR]
-                    for c in ti.static(range(3)):
-                        val[c] = d.qvel[b, adr + c]
-                elif typ == SUBTREECOM:
-                    for c in ti.static(range(3)):
-                        val[c] = d.body[b, objid, SUBTREE_COM + c]
-                elif typ == CLOCK:
-                    val[0] = d.time[b]
-            if ti.static(mask & G_MAGNET):
-                if typ == MAGNETOMETER:
-                    _, mat = _frame(d, b, M.OBJ_SITE, objid)
-                    v = sm.rot_vec_mat_t(ti.Vector([m.opt_f[OPT_MAGNETIC + c] for c in ti.static(range(3))]), mat)
-                    for c in ti.static(range(3)):
-                        val[c] = v[c]
-            if ti.static(mask & G_FRAME):
-                if typ == FRAMEQUAT:
-                    q = _quat(m, d, b, objtype, objid, body)
-                    if refid >= 0:
-                        q = sm.mul_quat(sm.neg_quat(_quat(m, d, b, m.sens_i[s, SENS_REFTYPE], refid,
-                                                          m.sens_i[s, SENS_REFBODY])), q)
-                    val = q
-                elif typ == FRAMEPOS or typ == FRAMEXAXIS or typ == FRAMEYAXIS or typ == FRAMEZAXIS:
-                    pos, mat = _frame(d, b, objtype, objid)
-                    v = pos
-                    if typ != FRAMEPOS:
-                        v = _column(mat, typ - FRAMEXAXIS)
-                    if refid >= 0:
-                        rpos, rmat = _frame(d, b, m.sens_i[s, SENS_REFTYPE], refid)
-                        if typ == FRAMEPOS:
-                            v = v - rpos
-                        v = sm.rot_vec_mat_t(v, rmat)
-                    for c in ti.static(range(3)):
-                        val[c] = v[c]
-            if ti.static(mask & G_VEL):
-                if typ == VELOCIMETER or typ == GYRO:
-                    ang, lin = _motion(m, d, b, CVEL, M.OBJ_SITE, objid, body, 1)
-                    val = _pick(typ == VELOCIMETER, lin, ang)
-                elif typ == FRAMELINVEL or typ == FRAMEANGVEL:
-                    ang, lin = _motion(m, d, b, CVEL, objtype, objid, body, 0)
-                    if refid >= 0:
-                        reftype = m.sens_i[s, SENS_REFTYPE]
-                        pos, _ = _frame(d, b, objtype, objid)
-                        rpos, rmat = _frame(d, b, reftype, refid)
-                        rang, rlin = _motion(m, d, b, CVEL, reftype, refid, m.sens_i[s, SENS_REFBODY], 0)
-                        # relative to the reference frame, with the term of its rotation
-                        lin = sm.rot_vec_mat_t(lin - rlin + sm.cross3(pos - rpos, rang), rmat)
-                        ang = sm.rot_vec_mat_t(ang - rang, rmat)
-                    val = _pick(typ == FRAMELINVEL, lin, ang)
-            if ti.static(mask & G_SUBTREE):
-                if typ == SUBTREELINVEL or typ == SUBTREEANGMOM:
-                    col = SUBTREE_LINVEL if typ == SUBTREELINVEL else SUBTREE_ANGMOM
-                    for c in ti.static(range(3)):
-                        val[c] = d.body[b, objid, col + c]
-            if ti.static(mask & G_LIMIT):
-                if typ >= JOINTLIMITPOS and typ <= TENDONLIMITFRC:
-                    kind = CNSTR_LIMIT_JOINT if typ <= JOINTLIMITFRC else CNSTR_LIMIT_TENDON
-                    which = (typ - JOINTLIMITPOS) % 3
-                    val[0] = _limit_row(m, d, b, kind, objid,
-                                        EFC_POS if which == 0 else (EFC_VEL if which == 1 else EFC_FORCE))
-            if ti.static(mask & G_POST):
-                if typ == ACCELEROMETER:
-                    _, lin = _acceleration(m, d, b, M.OBJ_SITE, objid, body, 1)
-                    val = _pick(True, lin, lin)
-                elif typ == FRAMELINACC or typ == FRAMEANGACC:
-                    ang, lin = _acceleration(m, d, b, objtype, objid, body, 0)
-                    val = _pick(typ == FRAMELINACC, lin, ang)
-                elif typ == FORCE or typ == TORQUE:
-                    pos, mat = _frame(d, b, M.OBJ_SITE, objid)
-                    f = sm.getv(d.body, b, body, CFRC_INT, 6)
-                    tq, fr = _force_at(_ang(f), _lin(f),
-                                       pos, sm.getv(d.body, b, m.body_i[body, BODY_ROOTID], SUBTREE_COM, 3))
-                    val = _pick(typ == FORCE, sm.rot_vec_mat_t(fr, mat), sm.rot_vec_mat_t(tq, mat))
-            if ti.static(mask & G_TOUCH):
-                if typ == TOUCH:
-                    val[0] = _touch(m, d, b, s, objid, body)
-            if ti.static(mask & G_RAY):
-                if typ == RANGEFINDER:
-                    _rangefinder(m, d, b, s, objid, body, out, t, o + m.sens_i[s, SENS_ADR])
-            if ti.static(mask & G_INSIDE):
-                if typ == INSIDESITE:
-                    val[0] = _inside_site(m, d, b, s, objtype, objid)
-            if ti.static(mask & G_CONTACT):
-                if typ == CONTACT:
-                    _contact_sensor(m, d, b, s, out, t, o + m.sens_i[s, SENS_ADR])
-            if ti.static(mask & G_ENERGY):
-                if typ == E_POTENTIAL:
-                    val[0] = energy_pos(m, d, b)
-                elif typ == E_KINETIC:
-                    val[0] = energy_vel(m, d, b)
-        dim = m.sens_i[s, SENS_DIM]
-        cutoff = m.sens_f[s, SENS_CUTOFF]
-        dt = m.sens_i[s, SENS_DATATYPE]
         adr = o + m.sens_i[s, SENS_ADR]
-        for c in ti.static(range(4)):
-            if c < dim and typ != CONTACT and typ != RANGEFINDER:  # (these two wrote their own data)
-                x = val[c]
-                if cutoff > 0:  # MuJoCo's cutoff: both sides of a real value, the top of a positive one
-                    if dt == DATATYPE_REAL:
-                        x = sm.clip(x, -cutoff, cutoff)
-                    elif dt == DATATYPE_POSITIVE:
-                        x = ti.min(cutoff, x)
-                out[t, b, adr + c] = x
+        read = 0
+        if ti.static(mask & G_HISTORY):
+            read = _reads_history(m, d, b, s)
+            if read:
+                _history_read(m, d, b, s, out, t, adr)
+        if not read:
+            _sensor(m, d, b, s, out, t, adr, mask, on)
+
+
+# ----------------------------------------------------------------------------- history (MuJoCo 4.0)
+# A history sensor's buffer in d.history[b, adr:]: its last compute time, the cursor (where the newest sample
+# is: the n samples form a ring, logical index 0 the oldest, n - 1 the newest), the n sample times, the n values
+# (dim numbers each). `history_advance` adds a sample each step (mj_advance); `sensors` reads a delayed or
+# held value from it (mju_historyRead).
+
+
+class _BufferRows:
+    """d.history as `sensors`' output: out[t, b, k] is history[b, k] (a compile-time view)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, idx):
+        return self.a[idx[1], idx[2]]
+
+
+@ti.func
+def _phys(cursor, n, logical):
+    """The ring slot of logical index `logical` (0: the oldest) when the newest is at `cursor`."""
+    return (cursor + 1 + logical) % n
+
+
+@ti.func
+def _find(d: ti.template(), b, base, n, cursor, tq):
+    """The logical index i with times[i - 1] < tq <= times[i]: 0 at or before the oldest, n after the newest
+    (a binary search over the ring)."""
+    res = 0
+    if tq > d.history[b, base + 2 + _phys(cursor, n, n - 1)]:
+        res = n
+    elif tq > d.history[b, base + 2 + _phys(cursor, n, 0)]:
+        lo = 0
+        hi = n - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if d.history[b, base + 2 + _phys(cursor, n, mid)] < tq:
+                lo = mid
+            else:
+                hi = mid
+        res = hi
+    return res
+
+
+@ti.func
+def _reads_history(m: ti.template(), d: ti.template(), b, s):
+    """Whether sensor s reads its buffer now: it has one, and a delay, or an interval not yet elapsed since
+    its last compute."""
+    res = 0
+    if m.sens_i[s, SENS_NSAMPLE] > 0:
+        if m.sens_f[s, SENS_DELAY] > 0:
+            res = 1
+        elif m.sens_f[s, SENS_PERIOD] > 0:
+            res = d.history[b, m.sens_i[s, SENS_HISTADR]] + m.sens_f[s, SENS_PERIOD] > d.time[b]
+    return res
+
+
+@ti.func
+def _history_read(m: ti.template(), d: ti.template(), b, s, out: ti.template(), t, adr):
+    """out[t, b, adr:adr + dim] = sensor s's value `delay` seconds ago from its buffer: the oldest or newest
+    sample outside their range, a sample at its time, else the samples around it held (zoh), or interpolated
+    (linear, or cubic: Hermite with finite-difference slopes, 0 at the ends)."""
+    n = m.sens_i[s, SENS_NSAMPLE]
+    dim = m.sens_i[s, SENS_DIM]
+    base = m.sens_i[s, SENS_HISTADR]
+    interp = m.sens_i[s, SENS_INTERP]
+    cursor = ti.cast(d.history[b, base + 1], ti.i32)
+    times = base + 2
+    vals = base + 2 + n
+    tq = d.time[b] - m.sens_f[s, SENS_DELAY]
+    lo = _phys(cursor, n, 0)
+    hi = lo
+    alpha = 0.0
+    i = 0
+    if tq <= d.history[b, times + lo] + MINVAL:
+        hi = lo
+    elif tq >= d.history[b, times + _phys(cursor, n, n - 1)] - MINVAL:
+        lo = _phys(cursor, n, n - 1)
+        hi = lo
+    else:
+        i = _find(d, b, base, n, cursor, tq)
+        hi = _phys(cursor, n, i)
+        lo = hi
+        if ti.abs(tq - d.history[b, times + hi]) >= MINVAL:
+            lo = _phys(cursor, n, i - 1)
+            if interp == 0:
+                hi = lo
+            else:
+                alpha = (tq - d.history[b, times + lo]) / (d.history[b, times + hi] - d.history[b, times + lo])
+    h = d.history[b, times + hi] - d.history[b, times + lo]
+    a2 = alpha * alpha
+    a3 = a2 * alpha
+    for k in range(dim):
+        vlo = d.history[b, vals + lo * dim + k]
+        vhi = d.history[b, vals + hi * dim + k]
+        x = vlo
+        if lo != hi:
+            if interp == 1:
+                x = vlo + alpha * (vhi - vlo)
+            else:
+                slope_lo = 0.0
+                if i > 1:
+                    p = _phys(cursor, n, i - 2)
+                    slope_lo = (vhi - d.history[b, vals + p * dim + k]) / (d.history[b, times + hi]
+                                                                           - d.history[b, times + p])
+                slope_hi = 0.0
+                if i < n - 1:
+                    q = _phys(cursor, n, i + 1)
+                    slope_hi = (d.history[b, vals + q * dim + k] - vlo) / (d.history[b, times + q]
+                                                                           - d.history[b, times + lo])
+                x = ((2 * a3 - 3 * a2 + 1) * vlo + (a3 - 2 * a2 + alpha) * h * slope_lo
+                     + (-2 * a3 + 3 * a2) * vhi + (a3 - a2) * h * slope_hi)
+        out[t, b, adr + k] = x
+
+
+@ti.func
+def _history_insert(d: ti.template(), b, base, n, dim, tq):
+    """Make room for a sample at time tq in the buffer at `base` (mju_historyInsert): the slot of a sample
+    already at tq, else the oldest's (tq before it, or past the newest: the ring turns), else the samples
+    before tq shift down a slot, dropping the oldest. Returns the address of the slot's values."""
+    cursor = ti.cast(d.history[b, base + 1], ti.i32)
+    times = base + 2
+    vals = base + 2 + n
+    i = _find(d, b, base, n, cursor, tq)
+    slot = -1
+    if i < n:
+        if ti.abs(tq - d.history[b, times + _phys(cursor, n, i)]) < MINVAL:
+            slot = _phys(cursor, n, i)
+    if slot < 0:
+        if i == 0:
+            slot = _phys(cursor, n, 0)
+        elif i == n:
+            cursor = (cursor + 1) % n
+            d.history[b, base + 1] = cursor
+            slot = cursor
+        else:
+            for j in range(i - 1):
+                src = _phys(cursor, n, j + 1)
+                dst = _phys(cursor, n, j)
+                d.history[b, times + dst] = d.history[b, times + src]
+                for k in range(dim):
+                    d.history[b, vals + dst * dim + k] = d.history[b, vals + src * dim + k]
+            slot = _phys(cursor, n, i - 1)
+        d.history[b, times + slot] = tq
+    return vals + slot * dim
+
+
+@ti.func
+def history_advance(m: ti.template(), d: ti.template(), b, mask: ti.template()):
+    """mj_advance's sensor part, before the state moves on: each history sensor adds its value now to its
+    buffer, every step, or when its interval has elapsed (its last compute time then moves one period on)."""
+    on = _prepare(m, d, b, mask)
+    for s in range(m.opt_i[SZ_NSENSOR]):
+        n = m.sens_i[s, SENS_NSAMPLE]
+        if n > 0:
+            base = m.sens_i[s, SENS_HISTADR]
+            period = m.sens_f[s, SENS_PERIOD]
+            due = 1
+            if period > 0:
+                due = d.history[b, base] + period <= d.time[b]
+                if due:
+                    d.history[b, base] = d.history[b, base] + period
+            if due:
+                slot = _history_insert(d, b, base, n, m.sens_i[s, SENS_DIM], d.time[b])
+                _sensor(m, d, b, s, _BufferRows(d.history), 0, slot, mask, on)

@@ -140,9 +140,17 @@ class Simulator:
         when `contacts`, and its sensordata when `sensors` (and it has sensors)."""
         m = self.model
         self._rec_contacts = bool(contacts and self.nefcmax and self.npair)
-        self._sensing = self._sensor_mask() if sensors and m.nsensor else 0
+        from rigidsim.engine import sensor
+
+        # recording sensordata: every group the sensors need; else those of the history sensors, whose buffers
+        # advance every step whether recorded or not (none when one of them is not computed)
+        if sensors and m.nsensor:
+            self._sensing = self._sensor_mask() | sensor.G_RECORD
+        else:
+            self._sensing = sensor.mask_of(m, history_only=True) if m.nhistory and not sensor.not_computed(m) else 0
         self._layout, self._fwidth = L.frame_layout(m.nq, m.nv, m.nu, m.na, m.nbody, bool(self.nefcmax),
-                                                    self._rec_contacts, m.nsensordata if self._sensing else 0)
+                                                    self._rec_contacts,
+                                                    m.nsensordata if self._sensing & sensor.G_RECORD else 0)
 
     def _sensor_mask(self) -> int:
         """The sensor groups the scene's sensors need (`sensor.mask_of`); ValueError for a sensor the engine does
@@ -208,6 +216,8 @@ class Simulator:
         order = mocap_bodies[np.argsort(m.body_mocapid[mocap_bodies])]
         d["mocap_pos"] = self._bcast(m.body_pos[order] if mocap_pos is None else mocap_pos, m.nmocap, (3,))
         d["mocap_quat"] = self._bcast(m.body_quat[order] if mocap_quat is None else mocap_quat, m.nmocap, (4,))
+        if m.nhistory:
+            d["history"] = self._bcast(D.history_init(m), m.nhistory)
         if time is not None:
             d["time"] = np.broadcast_to(np.asarray(time, self.dtype).reshape((-1,) + (1,) * (d["time"].ndim - 1)),
                                         d["time"].shape).copy()

@@ -100,6 +100,8 @@ def assemble(cp) -> M.Model:
     sens_dims = [s.dim or SENSORS[s.tag][4] for s in sc.sensors]
     sizes["nsensor"] = len(sc.sensors)
     sizes["nsensordata"] = sum(sens_dims)
+    # each sensor's history buffer: its last compute time, the cursor, nsample times and nsample values
+    sizes["nhistory"] = sum(2 + s.history[0] * (1 + d) for s, d in zip(sc.sensors, sens_dims) if s.history[0] > 0)
     m = M.Model.empty(**sizes)
     A = m.arrays
     _tree(cp, m, bodies, joints)
@@ -636,7 +638,7 @@ def _actuators(cp, m):
 
 def _sensors(cp, m):
     A = m.arrays
-    adr = 0
+    adr = hadr = 0
     for i, s in enumerate(cp.sc.sensors):
         typ, kind, dt, stage, dim = SENSORS[s.tag]
         at = s.attrs
@@ -680,8 +682,9 @@ def _sensors(cp, m):
         A["sensor_type"][i] = typ
         A["sensor_intprm"][i] = s.intprm
         A["sensor_datatype"][i] = dt
-        # a contact sensor without force or torque in its data needs the position stage only (MuJoCo 4.0)
-        A["sensor_needstage"][i] = 1 if s.tag == "contact" and not s.intprm[0] & 6 else stage
+        # a contact sensor needs the position stage only without force or torque in its data and without a
+        # reduction by them (maxforce, netforce) (MuJoCo 4.0)
+        A["sensor_needstage"][i] = 1 if s.tag == "contact" and not s.intprm[0] & 6 and s.intprm[1] < 2 else stage
         A["sensor_objtype"][i] = objtype
         A["sensor_objid"][i] = objid
         A["sensor_reftype"][i] = reftype
@@ -690,7 +693,13 @@ def _sensors(cp, m):
         A["sensor_adr"][i] = adr
         A["sensor_cutoff"][i] = s.cutoff
         A["sensor_noise"][i] = s.noise
+        A["sensor_history"][i] = s.history
+        A["sensor_historyadr"][i] = hadr if s.history[0] > 0 else -1
+        A["sensor_delay"][i] = s.delay
+        A["sensor_interval"][i] = s.interval
         adr += s.dim or dim
+        if s.history[0] > 0:
+            hadr += 2 + s.history[0] * (1 + (s.dim or dim))
 
 
 def _contact_criterion(cp, s, attrs):

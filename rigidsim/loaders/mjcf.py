@@ -598,16 +598,38 @@ class Reader:
                 self.fail(ch, f"sensor <{ch.tag}> is not supported by rigidsim" if ch.tag in
                           ("camprojection", "distance", "normal", "fromto", "tactile", "user", "plugin")
                           else f"unknown element <{ch.tag}> in <sensor>")
-            for attr in ("nsample", "interp", "delay", "interval"):  # MuJoCo 4.0's sensor history
-                if ch.get(attr) is not None:
-                    self.fail(ch, f"<{ch.tag}> {attr}=: sensor history (nsample, interp, delay, interval) is not "
-                              "supported by rigidsim yet")
             self.check(ch, "sensor/" + ch.tag)
             rec = Rec(name=ch.get("name", ""), el=ch, tag=ch.tag, cutoff=self.val(ch, "cutoff", default=0.0),
                       noise=self.val(ch, "noise", default=0.0), attrs=dict(ch.attrib), intprm=[0, 0, 0], dim=None)
             if ch.tag in ("rangefinder", "contact"):
                 self.read_data_spec(ch, rec)
+            self.read_history(ch, rec)
             self.scene.sensors.append(rec)
+
+    def read_history(self, el, rec):
+        """MuJoCo 4.0's sensor history: `nsample` past values kept (with their times), read `delay` seconds
+        late (`interp`: zero-order hold, linear or cubic), or computed every `interval` = (period, phase)."""
+        n = self.val(el, "nsample", ("i", 1), default=0)
+        delay = self.val(el, "delay", ("f", 1), default=0.0)
+        interval = self.val(el, "interval", ("f", 2), default=[0.0, 0.0])
+        if isinstance(interval, float):
+            interval = [interval, 0.0]
+        interval = (list(interval) + [0.0])[:2]
+        interp = self.val(el, "interp", ("k", {"zoh": 0, "linear": 1, "cubic": 2}), default=0)
+        # (as MuJoCo: nsample <= 0 keeps no history, a delay <= 0 reads none)
+        if n > 1 << 24:
+            self.fail(el, f"<{el.tag}> nsample='{el.get('nsample')}': at most 2^24 samples")
+        if delay > 0 and n <= 0:
+            self.fail(el, f"<{el.tag}> delay='{el.get('delay')}' needs a history buffer (nsample > 0)")
+        if interval[0] < 0:
+            self.fail(el, f"<{el.tag}> interval='{el.get('interval')}': the period must not be negative")
+        if interval[1] > 0:
+            self.fail(el, f"<{el.tag}> interval='{el.get('interval')}': the phase must not be positive")
+        if interval[0] > 0 and interval[1] <= -interval[0]:
+            self.fail(el, f"<{el.tag}> interval='{el.get('interval')}': the phase must be greater than -period")
+        rec.history = (n, interp)
+        rec.delay = delay
+        rec.interval = interval
 
     def read_data_spec(self, el, rec):
         """A rangefinder's or a contact sensor's MuJoCo sensor_intprm (the bits of its 'data' keywords; a contact

@@ -41,7 +41,7 @@ _ACT = (f"name:s class:s group:i1 nsample:i1 delay:d1 ctrlrange:d2 user:D ctrlli
         f"forcelimited:{_TF} actlimited:{_TF} forcerange:d2 actrange:d2 lengthrange:d2 gear:d6~ "
         "damping:d3~ dampingpoly:d2~ armature:d1 actdim:i1 velrange:d2 ffrange:d2 actearly:b cranklength:d1 "
         "joint:s jointinparent:s tendon:s slidersite:s cranksite:s site:s refsite:s body:s")
-_SENSOR = "name:s cutoff:d1 noise:d1 user:D nsample:i1 delay:d1 interval:d2~"
+_SENSOR = "name:s cutoff:d1 noise:d1 user:D nsample:i1 delay:d1 interval:d2~ interp:k=zoh|linear|cubic"
 _FRAME_OBJ = "k=body|xbody|geom|site|camera"
 
 _ROWS = {
@@ -151,6 +151,10 @@ for _t in ("subtreecom", "subtreelinvel", "subtreeangmom"):
     _ROWS[_t] = _SENSOR + " body:s!"
 for _t in ("clock", "e_potential", "e_kinetic"):
     _ROWS[_t] = _SENSOR
+_ROWS["rangefinder"] += " data:s"
+_ROWS["insidesite"] = _SENSOR + f" site:s! objtype:{_FRAME_OBJ}! objname:s! enclosed:b"
+_ROWS["contact"] = (_SENSOR + " site:s geom1:s geom2:s body1:s body2:s subtree1:s subtree2:s num:i1 data:s "
+                    "reduce:k=none|mindist|maxforce|netforce")
 
 
 # kind: (letter, count, exact, required, keywords)

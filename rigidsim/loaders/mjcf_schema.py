@@ -182,7 +182,7 @@ for _tag, _extra in _ACTUATORS.items():
     SCHEMA["actuator/" + _tag] = ({"name", "class"} | _ACT_COMMON | _ACT_TARGET | _extra, {"user"}, dict(_ACT_U))
     SCHEMA["default/" + _tag] = (_ACT_COMMON | _extra, {"user"}, dict(_ACT_U))
 
-_SENSOR_COMMON = {"name", "cutoff", "noise"}
+_SENSOR_COMMON = {"name", "cutoff", "noise", "nsample", "interp", "delay", "interval"}
 for _t in SENSORS_SITE:
     SCHEMA["sensor/" + _t] = (_SENSOR_COMMON | {"site"}, {"user"}, {})
 for _t in SENSORS_JOINT + SENSORS_BALL:
