@@ -56,7 +56,7 @@ OBJ_BODY, OBJ_XBODY, OBJ_JOINT, OBJ_DOF, OBJ_GEOM, OBJ_SITE = 1, 2, 3, 4, 5, 6
 OBJ_TENDON, OBJ_ACTUATOR = 18, 19
 
 # sensor types the loaders and the engine's arrays treat apart (mjtSensor)
-SENS_INSIDESITE, SENS_CONTACT = 38, 42
+SENS_INSIDESITE, SENS_GEOMDIST, SENS_GEOMNORMAL, SENS_GEOMFROMTO, SENS_CONTACT = 38, 39, 40, 41, 42
 
 # disable / enable flags (mjtDisableBit / mjtEnableBit), MuJoCo's bit values
 DSBL_CONSTRAINT, DSBL_EQUALITY, DSBL_FRICTIONLOSS, DSBL_LIMIT = 1 << 0, 1 << 1, 1 << 2, 1 << 3

@@ -15,6 +15,7 @@ from rigidsim import options as opts
 from rigidsim.compare.stages import set_states
 from rigidsim.engine import sensor as S
 from rigidsim.engine.simulator import Simulator
+from rigidsim.errors import InputError
 from rigidsim.loaders import load_scene
 from tests.cli_util import MODELS, ROOT
 from tests.sweep_slice import selection
@@ -177,12 +178,24 @@ MESH_RF = ('<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></as
 
 
 def test_a_sensor_not_computed_is_named(tmp_path):
-    """Rays are not cast against meshes yet: a rangefinder in a scene with a mesh a ray sees is not computed."""
+    """Rays are not cast against meshes yet: a rangefinder in a scene with a mesh a ray sees is not computed.
+    Nor a rangefinder's surface normal, nor a distance that MuJoCo finds by GJK (a box and a cylinder)."""
     p = tmp_path / "rf.xml"
     p.write_text(MESH_RF)
     sim = Simulator(load_scene(str(p)), 1)
     with pytest.raises(ValueError, match="sensors not computed yet: rf"):
         sim.sensordata()
+    p.write_text('<mujoco><worldbody><geom name="a" type="box" size=".1 .1 .1"/><body pos="1 0 0"><freejoint/>'
+                 '<geom name="b" type="cylinder" size=".1 .1"/><site name="s"/></body></worldbody><sensor>'
+                 '<distance name="gjk" geom1="a" geom2="b" cutoff="2"/><rangefinder name="nrm" site="s" '
+                 'data="dist normal"/><distance name="ok" geom1="a" geom2="a" cutoff="1"/></sensor></mujoco>')
+    with pytest.raises(InputError, match="must differ"):
+        load_scene(str(p))
+    p.write_text(p.read_text().replace(' geom1="a" geom2="a"', ' body1="world" geom2="b"'))
+    model = load_scene(str(p))
+    assert S.not_computed(model) == [0, 1, 2]
+    why = S.why_not_computed(model, S.not_computed(model))
+    assert "surface normal" in why and "by GJK" in why
 
 
 # ----------------------------------------------------------------------------- the file, the API and the tools

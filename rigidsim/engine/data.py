@@ -428,6 +428,12 @@ def ray_visible(model: M.Model) -> np.ndarray:
     return (alpha != 0).astype(np.int32)
 
 
+# distance, normal and fromto sensors (mjtSensor), and the scratch rows their colliders write (at most 4 contacts
+# each: the analytic colliders they use)
+DISTANCE_SENSORS = (M.SENS_GEOMDIST, M.SENS_GEOMNORMAL, M.SENS_GEOMFROMTO)
+SENSOR_CONTACTS = 8
+
+
 def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
     """sens_f, sens_i (`layout`'s sensor columns): MuJoCo's sensor arrays, with the bodies of each sensor's object
     and reference frame and a touch sensor's site zone."""
@@ -460,6 +466,12 @@ def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
     for i in range(n):
         si[i, L.SENS_BODY] = body_of(int(model.sensor_objtype[i]), int(model.sensor_objid[i]))
         si[i, L.SENS_REFBODY] = body_of(int(model.sensor_reftype[i]), int(model.sensor_refid[i]))
+        if int(model.sensor_type[i]) in DISTANCE_SENSORS:
+            for k, (t, o) in enumerate(((model.sensor_objtype[i], model.sensor_objid[i]),
+                                        (model.sensor_reftype[i], model.sensor_refid[i]))):
+                adr, num = (int(model.body_geomadr[o]), int(model.body_geomnum[o])) if t == M.OBJ_BODY else (int(o), 1)
+                si[i, L.SENS_GEOMADR1 + 2 * k] = adr
+                si[i, L.SENS_GEOMNUM1 + 2 * k] = num
         s = -1
         if int(model.sensor_type[i]) == M.SENS_INSIDESITE:
             s = int(model.sensor_refid[i])
@@ -679,6 +691,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
                 nmeshpolymap=model.nmeshpolymap, nsensor=model.nsensor, nhistory=model.nhistory,
+                nsenscon=SENSOR_CONTACTS if np.isin(model.sensor_type[:model.nsensor], DISTANCE_SENSORS).any() else 0,
                 **pair_sizes(model, r, tab, mid))
 
 

@@ -48,8 +48,8 @@ def kinematics_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
-    solver_H: ND, solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, sens_con: ND, solver_v: ND, solver_vi: ND,
+    solver_efc_i: ND, solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
 ):
@@ -64,8 +64,8 @@ def kinematics_kernel(
                    mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i, solver_H,
-                  solver_Hcone, solver_n),
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con, solver_v, solver_vi, solver_efc_i,
+                  solver_H, solver_Hcone, solver_n),
             # <<< generated
             b, True)
 
@@ -83,8 +83,8 @@ def forward_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
-    solver_H: ND, solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, sens_con: ND, solver_v: ND, solver_vi: ND,
+    solver_efc_i: ND, solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     integrator: ti.template(), reps: ti.i32,
@@ -101,8 +101,8 @@ def forward_kernel(
                        mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
                 _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                       site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit,
-                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i,
-                      solver_H, solver_Hcone, solver_n),
+                      ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con, solver_v, solver_vi,
+                      solver_efc_i, solver_H, solver_Hcone, solver_n),
                 # <<< generated
                 b, integrator, no_constraint, 0)
 
@@ -120,8 +120,8 @@ def sensor_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
-    solver_H: ND, solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, sens_con: ND, solver_v: ND, solver_vi: ND,
+    solver_efc_i: ND, solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     sensing: ti.template(),
@@ -141,8 +141,8 @@ def sensor_kernel(
                    mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i, solver_H,
-                  solver_Hcone, solver_n),
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con, solver_v, solver_vi, solver_efc_i,
+                  solver_H, solver_Hcone, solver_n),
             # <<< generated
             b, out, 0, 0, sensing)
 
@@ -463,8 +463,8 @@ def rollout_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
-    solver_H: ND, solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, sens_con: ND, solver_v: ND, solver_vi: ND,
+    solver_efc_i: ND, solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     ctrl_seq: ND, launch: ND, nenv: ti.template(), integrator: ti.template(), sensing: ti.template(),
@@ -485,8 +485,8 @@ def rollout_kernel(
                                hfield_data, sens_f, sens_i, opt_f, opt_i),
                         _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M,
                               geom, site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f,
-                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v,
-                              solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
+                              sap_i, pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con,
+                              solver_v, solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
                         # <<< generated
                         b, task, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, (), 0, no_extra,
                         sensing)
@@ -504,7 +504,7 @@ def rollout_kernel(
                            sens_i, opt_f, opt_i),
                     _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom,
                           site, actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i,
-                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi,
-                          solver_efc_i, solver_H, solver_Hcone, solver_n),
+                          pair_hit, ccd_f, ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con, solver_v,
+                          solver_vi, solver_efc_i, solver_H, solver_Hcone, solver_n),
                     # <<< generated
                     b, ctrl_seq, frames, crec, status, launch, integrator, no_constraint, 0, no_extra, sensing)

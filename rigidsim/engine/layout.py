@@ -155,7 +155,9 @@ SENS_BODY, SENS_REFBODY, SENS_SITETYPE, SENS_INTPRM = 8, 9, 10, 11
 # MuJoCo 4.0's history: sensor_history (nsample, interp), sensor_historyadr (-1: none); sensor_delay,
 # sensor_interval (period, phase)
 SENS_NSAMPLE, SENS_INTERP, SENS_HISTADR = 14, 15, 16
-NSENS_I = 17
+# a distance, normal or fromto sensor's two geom ranges (first geom, count): a geom's own, or a body's geoms
+SENS_GEOMADR1, SENS_GEOMNUM1, SENS_GEOMADR2, SENS_GEOMNUM2 = 17, 18, 19, 20
+NSENS_I = 21
 SENS_CUTOFF, SENS_SITESIZE, SENS_DELAY, SENS_PERIOD = 0, 1, 4, 5
 NSENS_F = 6
 
@@ -419,6 +421,7 @@ DATA_ARRAYS = (
     ("efc_n", NEFC_N, 1, "i"),
     ("eq_active", "neq", 1, "i"),  # MuJoCo's eq_active: 1 while equality e makes rows (from eq_active0)
     ("history", "nhistory", 1),  # MuJoCo's history: each history sensor's buffer (`data.history_init`)
+    ("sens_con", "nsenscon", NDCON),  # distance sensors' scratch contact rows (a collider's output)
     ("solver_v", "nv", NSOLV), ("solver_vi", "nv", NSOLVI, "i"), ("solver_efc_i", "nefcmax", NSOLEI, "i"),
     ("solver_H", "nv", "nv"), ("solver_Hcone", "nv", "nv"), ("solver_n", NSOLN, 1, "i"),
 )

@@ -25,23 +25,25 @@ from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
 from rigidsim.engine.ray import ray_primitive, ray_scene
 from rigidsim.engine.smooth import mul_dof_vec
+from rigidsim.engine.collision.driver import _DISPATCH
+from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
+from rigidsim.engine.data import SENSOR_CONTACTS
 from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
-    ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, BODY_DOFADR, BODY_DOFNUM,
-    BODY_INERTIA, BODY_IQUAT, BODY_LASTDOF, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CACC, CDOF, CDOF_DOT,
-    CFRC_INT, CINERT, CNSTR_EQUALITY, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_DIST,
-    CON_EFCADR, CON_FRAME, CON_GEOM1, CON_POS, CVEL,
-    DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS,
-    EFC_TYPE, EFC_VEL, EFCN_NE, EFCN_NEFC, EFCN_NF, EFCN_NL, EQ_BODY1, EQ_DATA, EQ_OBJ1ID, EQ_OBJTYPE,
-    EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, JNT_DOFADR, JNT_FREE, JNT_BALL,
-    JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QM,
-    QFRC_ACTUATOR, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DELAY, SENS_DIM, SENS_HISTADR, SENS_INTERP, SENS_INTPRM,
-    SENS_NSAMPLE, SENS_OBJID, SENS_PERIOD,
-    SENS_OBJTYPE, SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM,
-    SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU,
-    SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS,
-    TEN_VELOCITY, TRN_TENDON, WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS,
-    XQUAT,
+    ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, BODY_DOFADR, BODY_DOFNUM,
+    BODY_INERTIA, BODY_IQUAT, BODY_LASTDOF, BODY_MASS, BODY_PARENTID, BODY_ROOTID, CACC, CDOF, CDOF_DOT, CFRC_INT,
+    CINERT, CNSTR_EQUALITY, CNSTR_FRICTION_TENDON, CNSTR_LIMIT_JOINT, CNSTR_LIMIT_TENDON, CON_DIST, CON_EFCADR,
+    CON_FRAME, CON_GEOM1, CON_POS, CVEL, DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFCN_NE,
+    EFCN_NEFC, EFCN_NF, EFCN_NL, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS, EFC_TYPE, EFC_VEL, EQ_BODY1, EQ_DATA,
+    EQ_OBJ1ID, EQ_OBJTYPE, EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, GEOM_SIZE, GEOM_TYPE,
+    JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS,
+    OPT_GRAVITY, OPT_MAGNETIC, QFRC_ACTUATOR, QM, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE,
+    SENS_DELAY, SENS_DIM, SENS_GEOMADR1, SENS_GEOMADR2, SENS_GEOMNUM1, SENS_GEOMNUM2, SENS_HISTADR, SENS_INTERP,
+    SENS_INTPRM, SENS_NSAMPLE, SENS_OBJID, SENS_OBJTYPE, SENS_PERIOD, SENS_REFBODY, SENS_REFID, SENS_REFTYPE,
+    SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM, SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY,
+    SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU, SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0,
+    TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON, WRAP_BODYID, WRAP_OBJID,
+    WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS, XQUAT,
 )
 
 # MuJoCo's mjtSensor codes (4.0)
@@ -61,6 +63,9 @@ RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
 RAYDATA_NORMAL = 4
 REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = range(4)
 
+# (type1, type2, collider id) of the analytic colliders, for the distance sensors' dispatch
+_ANALYTIC_PAIRS = tuple((t1, t2, COLLIDER_ID[name]) for (t1, t2), name in sorted(_ANALYTIC.items()))
+
 # groups of sensors compiled in together (a scene's `mask_of`)
 G_READ = 1  # values read off the forward pass: joints, tendons, actuators, ball joints, subtreecom, clock
 G_FRAME = 2  # framepos, framequat, frame axes
@@ -77,6 +82,9 @@ G_INSIDE = 2048  # insidesite: is an object's position inside a site's volume
 G_CONTACT = 4096  # contact: the contacts that match the sensor's criteria, their forces and frames
 G_HISTORY = 8192  # sensors with a history buffer (nsample > 0): read from it, and a sample added each step
 G_RECORD = 16384  # the rollout records sensordata (without it: history sensors' buffers advanced only)
+G_DISTANCE = 32768  # distance, normal, fromto: mj_geomDistance over the geom pairs (their colliders: KIND_SHIFT)
+KIND_SHIFT = 16  # bit KIND_SHIFT + c of a mask: the distance sensors use analytic collider c
+GEOMDIST, GEOMNORMAL, GEOMFROMTO = M.SENS_GEOMDIST, M.SENS_GEOMNORMAL, M.SENS_GEOMFROMTO
 
 GROUP_OF = {
     **{t: G_READ for t in (JOINTPOS, JOINTVEL, TENDONPOS, TENDONVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC,
@@ -88,8 +96,35 @@ GROUP_OF = {
                             TENDONLIMITFRC)},
     **{t: G_POST for t in (ACCELEROMETER, FORCE, TORQUE, FRAMELINACC, FRAMEANGACC)},
     TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET, RANGEFINDER: G_RAY,
-    INSIDESITE: G_INSIDE, CONTACT: G_CONTACT,
+    INSIDESITE: G_INSIDE, CONTACT: G_CONTACT, GEOMDIST: G_DISTANCE, GEOMNORMAL: G_DISTANCE, GEOMFROMTO: G_DISTANCE,
 }
+
+
+def _distance_pairs(model: M.Model, i: int):
+    """The geom pairs of distance sensor i, in MuJoCo's order (its first side's geoms, then the second's)."""
+    def geoms(t, o):
+        return range(int(model.body_geomadr[o]), int(model.body_geomadr[o] + model.body_geomnum[o])) \
+            if t == M.OBJ_BODY else (int(o),)
+    return [(g1, g2) for g1 in geoms(model.sensor_objtype[i], model.sensor_objid[i])
+            for g2 in geoms(model.sensor_reftype[i], model.sensor_refid[i])]
+
+
+def distance_colliders(model: M.Model, i: int):
+    """The analytic colliders of distance sensor i's geom pairs (mj_geomDistance calls them with the cutoff as
+    margin; two planes have none), or None when a pair needs MuJoCo's GJK distance (mj_geomDistanceCCD: the
+    pairs of its convex and box-box colliders), which the engine does not compute yet."""
+    from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
+
+    out = set()
+    for g1, g2 in _distance_pairs(model, i):
+        t = tuple(sorted((int(model.geom_type[g1]), int(model.geom_type[g2]))))
+        if t == (M.GEOM_PLANE, M.GEOM_PLANE):
+            continue
+        name = _ANALYTIC.get(t)
+        if name is None or name == "box_box":
+            return None
+        out.add(COLLIDER_ID[name])
+    return out
 
 
 def not_computed(model: M.Model) -> List[int]:
@@ -101,17 +136,22 @@ def not_computed(model: M.Model) -> List[int]:
     meshes = bool(np.any(((types == M.GEOM_MESH) | (types == M.GEOM_SDF)) & (ray_visible(model) != 0)))
     return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF
             or (int(model.sensor_type[i]) == RANGEFINDER
-                and (meshes or model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)))]
+                and (meshes or model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)))
+            or (GROUP_OF[int(model.sensor_type[i])] == G_DISTANCE and distance_colliders(model, i) is None)]
 
 
 def why_not_computed(model: M.Model, missing: List[int]) -> str:
     """What the engine does not compute of `not_computed`'s sensors, for a message."""
-    normal = [i for i in missing if model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)]
+    rays = [i for i in missing if int(model.sensor_type[i]) == RANGEFINDER]
+    normal = [i for i in rays if model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)]
     why = []
     if normal:
         why.append("a rangefinder's surface normal (data='... normal')")
-    if len(normal) < len(missing):
+    if len(normal) < len(rays):
         why.append("rangefinders in a scene with mesh geoms (rays are not cast against meshes)")
+    if len(rays) < len(missing):
+        why.append("distance, normal or fromto sensors between geoms whose distance MuJoCo finds by GJK "
+                   "(convex pairs, box-box, meshes)")
     return " or ".join(why)
 
 
@@ -124,6 +164,11 @@ def mask_of(model: M.Model, history_only: bool = False) -> int:
             mask |= G_HISTORY
         if n > 0 or not history_only:
             mask |= GROUP_OF.get(int(t), 0)
+    for i in range(model.nsensor):
+        if GROUP_OF.get(int(model.sensor_type[i])) == G_DISTANCE and (model.sensor_history[i][0] > 0
+                                                                      or not history_only):
+            for c in distance_colliders(model, i) or ():
+                mask |= 1 << (KIND_SHIFT + c)
     if mask & G_POST and any(int(model.wrap_type[model.tendon_adr[t]]) != M.WRAP_JOINT for t in range(model.ntendon)
                              if model.tendon_num[t]):
         mask |= G_TENDON
@@ -732,6 +777,75 @@ def _contact_sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template()
                              ti.Vector([frame[3], frame[4], frame[5]]) * sign)
 
 
+class _SensorContacts:
+    """d with its contact rows swapped for the distance sensors' scratch rows (sens_con): what a collider
+    writes through `contact.put` (a compile-time view)."""
+
+    def __init__(self, d):
+        self.contact = d.sens_con
+
+
+@ti.func
+def _analytic_id(ta, tb):
+    """The analytic collider of geom types ta <= tb (`params._ANALYTIC`), 0 for none."""
+    res = 0
+    for k in ti.static(range(len(_ANALYTIC_PAIRS))):
+        if ta == _ANALYTIC_PAIRS[k][0] and tb == _ANALYTIC_PAIRS[k][1]:
+            res = _ANALYTIC_PAIRS[k][2]
+    return res
+
+
+@ti.func
+def _geom_distance(m: ti.template(), d: ti.template(), b, g1, g2, distmax, mask: ti.template()):
+    """mj_geomDistance of an analytic pair: the collider of the two geoms (in type order) with `distmax` as its
+    margin, the smallest distance below distmax (else distmax) and the segment (fromto) from geom g1 to g2
+    across it (zeros without one)."""
+    flip = m.gcol_i[g1, GEOM_TYPE] > m.gcol_i[g2, GEOM_TYPE]
+    ga = g2 if flip else g1
+    gb = g1 if flip else g2
+    col = _analytic_id(m.gcol_i[ga, GEOM_TYPE], m.gcol_i[gb, GEOM_TYPE])
+    k = 0
+    for c in ti.static(range(len(_DISPATCH))):
+        if ti.static(mask & (1 << (KIND_SHIFT + _DISPATCH[c][0]))):
+            if col == ti.static(_DISPATCH[c][0]):
+                k = ti.static(_DISPATCH[c][1])(
+                    _SensorContacts(d), b, 0, SENSOR_CONTACTS,
+                    sm.getv(d.geom, b, ga, FXPOS, 3), sm.getv(d.geom, b, ga, FXMAT, 9),
+                    sm.getm(m.gcol_f, ga, GEOM_SIZE, 3), sm.getv(d.geom, b, gb, FXPOS, 3),
+                    sm.getv(d.geom, b, gb, FXMAT, 9), sm.getm(m.gcol_f, gb, GEOM_SIZE, 3), distmax)
+    dist = distmax
+    best = -1
+    for j in range(k):
+        if d.sens_con[b, j, CON_DIST] < dist:
+            dist = d.sens_con[b, j, CON_DIST]
+            best = j
+    fromto = ti.Vector([0.0] * 6)
+    if best >= 0:
+        pos = sm.getv(d.sens_con, b, best, CON_POS, 3)
+        half = sm.getv(d.sens_con, b, best, CON_FRAME, 3) * (0.5 * dist * (-1.0 if flip else 1.0))
+        for c in ti.static(range(3)):
+            fromto[c] = pos[c] - half[c]
+            fromto[3 + c] = pos[c] + half[c]
+    return dist, fromto
+
+
+@ti.func
+def _distance(m: ti.template(), d: ti.template(), b, s, mask: ti.template()):
+    """A distance, normal or fromto sensor: the least distance of its geom pairs below its cutoff (else the
+    cutoff), and the segment of the first pair that has it."""
+    dist = m.sens_f[s, SENS_CUTOFF]
+    fromto = ti.Vector([0.0] * 6)
+    a1 = m.sens_i[s, SENS_GEOMADR1]
+    a2 = m.sens_i[s, SENS_GEOMADR2]
+    for g1 in range(a1, a1 + m.sens_i[s, SENS_GEOMNUM1]):
+        for g2 in range(a2, a2 + m.sens_i[s, SENS_GEOMNUM2]):
+            dn, fn = _geom_distance(m, d, b, g1, g2, m.sens_f[s, SENS_CUTOFF], mask)
+            if dn < dist:
+                dist = dn
+                fromto = fn
+    return dist, fromto
+
+
 # ----------------------------------------------------------------------------- sensordata
 
 
@@ -865,6 +979,19 @@ def _sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template(), t, adr
         if ti.static(mask & G_INSIDE):
             if typ == INSIDESITE:
                 val[0] = _inside_site(m, d, b, s, objtype, objid)
+        if ti.static(mask & G_DISTANCE):
+            if typ == GEOMDIST or typ == GEOMNORMAL or typ == GEOMFROMTO:
+                dist, fromto = _distance(m, d, b, s, mask)
+                if typ == GEOMDIST:
+                    val[0] = dist
+                elif typ == GEOMNORMAL:
+                    nrm = ti.Vector([fromto[3] - fromto[0], fromto[4] - fromto[1], fromto[5] - fromto[2]])
+                    if nrm[0] != 0 or nrm[1] != 0 or nrm[2] != 0:
+                        nrm, _ = sm.normalize3(nrm)
+                    val = _pick(True, nrm, nrm)
+                else:
+                    for c in ti.static(range(6)):
+                        out[t, b, adr + c] = fromto[c]
         if ti.static(mask & G_CONTACT):
             if typ == CONTACT:
                 _contact_sensor(m, d, b, s, out, t, adr)
@@ -877,7 +1004,7 @@ def _sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template(), t, adr
     cutoff = m.sens_f[s, SENS_CUTOFF]
     dt = m.sens_i[s, SENS_DATATYPE]
     for c in ti.static(range(4)):
-        if c < dim and typ != CONTACT and typ != RANGEFINDER:  # (these two wrote their own data)
+        if c < dim and typ != CONTACT and typ != RANGEFINDER and typ != GEOMFROMTO:  # (they wrote theirs)
             x = val[c]
             if cutoff > 0:  # MuJoCo's cutoff: both sides of a real value, the top of a positive one
                 if dt == DATATYPE_REAL:

@@ -37,7 +37,8 @@ SENSORS = {
     "framelinvel": (31, "frame", 0, 2, 3), "frameangvel": (32, "frame", 0, 2, 3),
     "framelinacc": (33, "frame", 0, 3, 3), "frameangacc": (34, "frame", 0, 3, 3),
     "subtreecom": (35, "body", 0, 1, 3), "subtreelinvel": (36, "body", 0, 2, 3),
-    "subtreeangmom": (37, "body", 0, 2, 3), "insidesite": (38, "inside", 1, 1, 1), "contact": (42, "contact", 0, 3, 1),
+    "subtreeangmom": (37, "body", 0, 2, 3), "insidesite": (38, "inside", 1, 1, 1), "distance": (39, "distance", 0, 1, 1),
+    "normal": (40, "distance", 2, 1, 3), "fromto": (41, "distance", 0, 1, 6), "contact": (42, "contact", 0, 3, 1),
     "e_potential": (43, None, 0, 1, 1),
     "e_kinetic": (44, None, 0, 1, 1), "clock": (45, None, 0, 1, 1),
 }
@@ -671,12 +672,21 @@ def _sensors(cp, m):
         elif kind == "inside":  # the object whose position is tested against the site's volume
             objtype, objid = _frame_obj(cp, s, at.get("objtype"), at.get("objname"), "obj")
             reftype, refid = M.OBJ_SITE, cp.lookup(cp.site_ids, at.get("site"), "site", s.el)
+        elif kind == "distance":  # the two geoms, or every geom of each of two bodies
+            objtype, objid = _distance_side(cp, s, "1")
+            reftype, refid = _distance_side(cp, s, "2")
+            if (objtype, objid) == (reftype, refid):
+                fail(cp, s.el, f"<{s.tag}>: the two geoms or bodies must differ")
+            for t, g in ((objtype, objid), (reftype, refid)):
+                if t == M.OBJ_GEOM and A["geom_type"][g] == M.GEOM_HFIELD:
+                    fail(cp, s.el, f"<{s.tag}>: height fields have no distance (MuJoCo refuses them too)")
         elif kind == "contact":  # the contacts' matching criteria: (site | body1 | subtree1 | geom1), then
             objtype, objid = _contact_criterion(cp, s, ("site", "body1", "subtree1", "geom1"))
             reftype, refid = _contact_criterion(cp, s, ("body2", "subtree2", "geom2"))
         else:  # clock, e_potential, e_kinetic: no object (MuJoCo 4.0: objid -1)
             objtype = 0
-        if s.cutoff > 0 and dt in (2, 3):  # mjDATATYPE_AXIS, mjDATATYPE_QUATERNION
+        if s.cutoff > 0 and dt in (2, 3) and s.tag != "normal":  # mjDATATYPE_AXIS, _QUATERNION (a normal
+            # sensor's cutoff is its distance's bound)
             fail(cp, s.el, f"<{s.tag}> cutoff='{at.get('cutoff')}': a cutoff cannot apply to an axis or a quaternion "
                            "(MuJoCo refuses it too)")
         A["sensor_type"][i] = typ
@@ -700,6 +710,16 @@ def _sensors(cp, m):
         adr += s.dim or dim
         if s.history[0] > 0:
             hadr += 2 + s.history[0] * (1 + (s.dim or dim))
+
+
+def _distance_side(cp, s, k):
+    """(objtype, objid) of side k ('1' or '2') of a distance, normal or fromto sensor: geom{k} or body{k}."""
+    geom, body = s.attrs.get("geom" + k), s.attrs.get("body" + k)
+    if (geom is None) == (body is None):
+        fail(cp, s.el, f"<{s.tag}> needs exactly one of geom{k} and body{k}")
+    if geom is not None:
+        return M.OBJ_GEOM, cp.lookup(cp.geom_ids, geom, "geom", s.el)
+    return M.OBJ_BODY, _body_id(cp, body, s.el)
 
 
 def _contact_criterion(cp, s, attrs):

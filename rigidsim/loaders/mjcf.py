@@ -596,7 +596,7 @@ class Reader:
         for ch in self.children(el):
             if "sensor/" + ch.tag not in S.SCHEMA:
                 self.fail(ch, f"sensor <{ch.tag}> is not supported by rigidsim" if ch.tag in
-                          ("camprojection", "distance", "normal", "fromto", "tactile", "user", "plugin")
+                          ("camprojection", "tactile", "user", "plugin")
                           else f"unknown element <{ch.tag}> in <sensor>")
             self.check(ch, "sensor/" + ch.tag)
             rec = Rec(name=ch.get("name", ""), el=ch, tag=ch.tag, cutoff=self.val(ch, "cutoff", default=0.0),

@@ -152,6 +152,8 @@ for _t in ("subtreecom", "subtreelinvel", "subtreeangmom"):
 for _t in ("clock", "e_potential", "e_kinetic"):
     _ROWS[_t] = _SENSOR
 _ROWS["rangefinder"] += " data:s"
+for _t in ("distance", "normal", "fromto"):
+    _ROWS[_t] = _SENSOR + " geom1:s geom2:s body1:s body2:s"
 _ROWS["insidesite"] = _SENSOR + f" site:s! objtype:{_FRAME_OBJ}! objname:s! enclosed:b"
 _ROWS["contact"] = (_SENSOR + " site:s geom1:s geom2:s body1:s body2:s subtree1:s subtree2:s num:i1 data:s "
                     "reduce:k=none|mindist|maxforce|netforce")

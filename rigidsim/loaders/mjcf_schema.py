@@ -199,6 +199,8 @@ for _t in SENSORS_GLOBAL:
     SCHEMA["sensor/" + _t] = (_SENSOR_COMMON, {"user"}, {})
 SCHEMA["sensor/rangefinder"] = (_SENSOR_COMMON | {"site", "data"}, {"user"}, {})
 SCHEMA["sensor/insidesite"] = (_SENSOR_COMMON | {"site", "objtype", "objname"}, {"user"}, {"enclosed": "false"})
+for _t in ("distance", "normal", "fromto"):
+    SCHEMA["sensor/" + _t] = (_SENSOR_COMMON | {"geom1", "geom2", "body1", "body2"}, {"user"}, {})
 SCHEMA["sensor/contact"] = (_SENSOR_COMMON | {"site", "geom1", "geom2", "body1", "body2", "subtree1", "subtree2",
                                               "num", "data", "reduce"}, {"user"}, {})
 

@@ -30,8 +30,8 @@ def collision_kernel(
     qpos: ND, qvel: ND, act: ND, ctrl: ND, qacc: ND, time: ND, mocap_pos: ND, mocap_quat: ND, body: ND, jnt: ND,
     dof: ND, M: ND, geom: ND, site: ND, actu: ND, act_dot: ND, rk: ND, ten: ND, ten_J: ND, contact: ND,
     contact_i: ND, ncon: ND, nbroad: ND, sap_f: ND, sap_i: ND, pair_hit: ND, ccd_f: ND, ccd_i: ND, efc_J: ND,
-    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, solver_v: ND, solver_vi: ND, solver_efc_i: ND,
-    solver_H: ND, solver_Hcone: ND, solver_n: ND,
+    efc: ND, efc_i: ND, efc_n: ND, eq_active: ND, history: ND, sens_con: ND, solver_v: ND, solver_vi: ND,
+    solver_efc_i: ND, solver_H: ND, solver_Hcone: ND, solver_n: ND,
     # <<< generated
     # In:
     cap: ti.i32, kinds: ti.template(),
@@ -49,7 +49,7 @@ def collision_kernel(
                    mesh_polymap, mesh_extrema, hfield_f, hfield_i, hfield_data, sens_f, sens_i, opt_f, opt_i),
             _data(opt_i, qpos, qvel, act, ctrl, qacc, time, mocap_pos, mocap_quat, body, jnt, dof, M, geom, site,
                   actu, act_dot, rk, ten, ten_J, contact, contact_i, ncon, nbroad, sap_f, sap_i, pair_hit, ccd_f,
-                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, solver_v, solver_vi, solver_efc_i, solver_H,
-                  solver_Hcone, solver_n),
+                  ccd_i, efc_J, efc, efc_i, efc_n, eq_active, history, sens_con, solver_v, solver_vi, solver_efc_i,
+                  solver_H, solver_Hcone, solver_n),
             # <<< generated
             b, cap, kinds)
