@@ -428,8 +428,14 @@ def _probe(path: Path_, attr: str, tmp: Path) -> Optional[str]:
 
 
 def run(only=None, stride: int = 1, offset: int = 0) -> List[Case]:
-    """Judge every `stride`-th case (from `offset`) of the schema. The loader's model cache is off meanwhile:
-    each case's file is compiled once and thrown away (storing and pruning 4,000 entries cost 40 % of the run)."""
+    """Judge every `stride`-th case (from `offset`) of the schema (`run_all`'s judged cases)."""
+    return run_all(only, stride, offset)[1]
+
+
+def run_all(only=None, stride: int = 1, offset: int = 0) -> Tuple[List[Case], List[Case]]:
+    """(every case of the schema, unjudged; every `stride`-th of them from `offset`, judged). The loader's model
+    cache is off meanwhile: each case's file is compiled once and thrown away (storing and pruning 4,000 entries
+    cost 40 % of the run)."""
     from rigidsim.loaders import model_cache
 
     before = os.environ.get(model_cache.ENV)
@@ -437,8 +443,9 @@ def run(only=None, stride: int = 1, offset: int = 0) -> List[Case]:
     try:
         with tempfile.TemporaryDirectory() as td:
             tmp = Path(td)
-            todo = cases(tmp, only)[offset::stride]
-            return [judge(c, tmp) for c in todo if c.label != "unprobed"] + [
+            every = cases(tmp, only)
+            todo = every[offset::stride]
+            return every, [judge(c, tmp) for c in todo if c.label != "unprobed"] + [
                 Case(c.path, c.attr, c.label, None, outcome="unprobed") for c in todo if c.label == "unprobed"]
     finally:
         if before is None:

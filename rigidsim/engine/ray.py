@@ -279,9 +279,10 @@ def _hfield(m: ti.template(), hid, pos, mat, pnt, vec):
 @ti.func
 def ray_scene(m: ti.template(), d: ti.template(), b, pnt, vec, bodyexclude):
     """mj_ray (every geom group, static geoms included): the distance along pnt + x vec to the nearest geom a
-    ray sees (not transparent, not on body `bodyexclude`), -1 for none. Meshes are not cast against: the
-    engine computes no ray of a scene with visible mesh geoms (`sensor.not_computed`)."""
+    ray sees (not transparent, not on body `bodyexclude`), -1 for none, and that geom (-1 for none). Meshes are
+    not cast against: the engine computes no ray of a scene with visible mesh geoms (`sensor.not_computed`)."""
     x = -1.0
+    hit = -1
     for g in range(m.opt_i[SZ_NGEOM]):
         if m.geom_i[g, FRAME_RAY] != 0 and m.geom_i[g, FRAME_BODYID] != bodyexclude:
             pos = sm.getv(d.geom, b, g, FXPOS, 3)
@@ -295,5 +296,93 @@ def ray_scene(m: ti.template(), d: ti.template(), b, pnt, vec, bodyexclude):
                 sol = _hfield(m, m.gcol_i[g, GEOM_HFIELDID], pos, mat, pnt, vec)
             else:
                 sol = ray_primitive(pos, mat, sm.getm(m.gcol_f, g, GEOM_SIZE, 3), gt, pnt, vec)
-            x = _nearer(x, sol)
-    return x
+            if sol >= 0 and (x < 0 or sol < x):
+                x = sol
+                hit = g
+    return x, hit
+
+
+@ti.func
+def _hfield_normal(m: ti.template(), hid, q):
+    """The normal (field frame) of height field hid at the point q (field frame) where a ray met it: its base
+    box's face below the grid, a side of its top box at the grid's edge, else the grid triangle's (the cell's
+    first triangle below its diagonal from (col, row) to (col + 1, row + 1), its second above)."""
+    nrow = m.hfield_i[hid, HFIELD_NROW]
+    ncol = m.hfield_i[hid, HFIELD_NCOL]
+    adr = m.hfield_i[hid, HFIELD_ADR]
+    size = sm.getm(m.hfield_f, hid, HFIELD_SIZE, 4)
+    n = sm.zero3()
+    tol = 1e-9 * (size[0] + size[1] + size[2] + size[3])
+    if q[2] < 0:  # the base box: the face the point lies on (the coordinate at its bound)
+        rel = ti.Vector([q[0] / size[0], q[1] / size[1], (q[2] + 0.5 * size[3]) / (0.5 * size[3])])
+        k = 0
+        if ti.abs(rel[1]) > ti.abs(rel[k]):
+            k = 1
+        if ti.abs(rel[2]) > ti.abs(rel[k]):
+            k = 2
+        n[k] = 1.0 if rel[k] > 0 else -1.0
+    elif ti.abs(ti.abs(q[0]) - size[0]) <= tol:
+        n[0] = 1.0 if q[0] > 0 else -1.0
+    elif ti.abs(ti.abs(q[1]) - size[1]) <= tol:
+        n[1] = 1.0 if q[1] > 0 else -1.0
+    else:
+        dx = 2.0 * size[0] / (ncol - 1)
+        dy = 2.0 * size[1] / (nrow - 1)
+        c = ti.min(ncol - 2, ti.max(0, ti.cast(ti.floor((q[0] + size[0]) / dx), ti.i32)))
+        r = ti.min(nrow - 2, ti.max(0, ti.cast(ti.floor((q[1] + size[1]) / dy), ti.i32)))
+        u = (q[0] + size[0]) / dx - c
+        w = (q[1] + size[1]) / dy - r
+        va = ti.Vector([dx * c - size[0], dy * r - size[1], m.hfield_data[adr + r * ncol + c] * size[2]])
+        vc = ti.Vector([dx * (c + 1) - size[0], dy * (r + 1) - size[1],
+                        m.hfield_data[adr + (r + 1) * ncol + c + 1] * size[2]])
+        vo = ti.Vector([dx * (c + 1) - size[0], dy * r - size[1], m.hfield_data[adr + r * ncol + c + 1] * size[2]])
+        if u < w:
+            vo = ti.Vector([dx * c - size[0], dy * (r + 1) - size[1],
+                            m.hfield_data[adr + (r + 1) * ncol + c] * size[2]])
+            n, _ = sm.normalize3(sm.cross3(va - vo, vc - vo))
+        else:
+            n, _ = sm.normalize3(sm.cross3(va - vc, vo - vc))
+    return n
+
+
+@ti.func
+def ray_normal(m: ti.template(), d: ti.template(), b, g, point):
+    """The outward surface normal (world frame) of geom g at `point`, where a ray met it (mj_ray's normal): the
+    plane's z axis, the sphere's radius, the capsule's side or end cap, the ellipsoid's gradient, the cylinder's
+    side or flat face, the box's face, the height field's (`_hfield_normal`)."""
+    pos = sm.getv(d.geom, b, g, FXPOS, 3)
+    mat = sm.getv(d.geom, b, g, FXMAT, 9)
+    size = sm.getm(m.gcol_f, g, GEOM_SIZE, 3)
+    gt = m.gcol_i[g, GEOM_TYPE]
+    q = sm.rot_vec_mat_t(point - pos, mat)
+    n = sm.zero3()
+    if gt == GEOM_PLANE:
+        n[2] = 1.0
+    elif gt == GEOM_SPHERE:
+        n = q
+    elif gt == GEOM_CAPSULE:
+        n = q
+        if ti.abs(q[2]) <= size[1]:
+            n[2] = 0.0
+        else:
+            n[2] = q[2] - (size[1] if q[2] > 0 else -size[1])
+    elif gt == GEOM_ELLIPSOID:
+        n = q / (size * size)
+    elif gt == GEOM_CYLINDER:
+        flat = ti.abs(ti.abs(q[2]) - size[1]) * size[0] < ti.abs(ti.sqrt(q[0] * q[0] + q[1] * q[1]) - size[0]) * size[1]
+        if flat:
+            n[2] = 1.0 if q[2] > 0 else -1.0
+        else:
+            n = ti.Vector([q[0], q[1], 0.0])
+    elif gt == GEOM_BOX:
+        rel = q / size
+        k = 0
+        if ti.abs(rel[1]) > ti.abs(rel[k]):
+            k = 1
+        if ti.abs(rel[2]) > ti.abs(rel[k]):
+            k = 2
+        n[k] = 1.0 if rel[k] > 0 else -1.0
+    elif gt == GEOM_HFIELD:
+        n = _hfield_normal(m, m.gcol_i[g, GEOM_HFIELDID], q)
+    n, _ = sm.normalize3(n)
+    return sm.rot_vec_mat(n, mat)

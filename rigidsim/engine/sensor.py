@@ -23,7 +23,7 @@ from rigidsim import model as M
 from rigidsim.engine import math as sm
 from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
-from rigidsim.engine.ray import ray_primitive, ray_scene
+from rigidsim.engine.ray import ray_normal, ray_primitive, ray_scene
 from rigidsim.engine.smooth import mul_dof_vec
 from rigidsim.engine.collision.driver import _DISPATCH
 from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
@@ -129,25 +129,22 @@ def distance_colliders(model: M.Model, i: int):
 
 def not_computed(model: M.Model) -> List[int]:
     """The sensors of `model` whose values the engine does not compute yet: rangefinders in a scene with a mesh
-    or SDF geom a ray sees (rays are not cast against meshes yet) and rangefinders asked for the surface normal."""
+    or SDF geom a ray sees (rays are not cast against meshes yet), and distance sensors whose distance MuJoCo
+    finds by GJK."""
     from rigidsim.engine.data import ray_visible
 
     types = np.asarray(model.geom_type)
     meshes = bool(np.any(((types == M.GEOM_MESH) | (types == M.GEOM_SDF)) & (ray_visible(model) != 0)))
     return [i for i in range(model.nsensor) if int(model.sensor_type[i]) not in GROUP_OF
-            or (int(model.sensor_type[i]) == RANGEFINDER
-                and (meshes or model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)))
+            or (int(model.sensor_type[i]) == RANGEFINDER and meshes)
             or (GROUP_OF[int(model.sensor_type[i])] == G_DISTANCE and distance_colliders(model, i) is None)]
 
 
 def why_not_computed(model: M.Model, missing: List[int]) -> str:
     """What the engine does not compute of `not_computed`'s sensors, for a message."""
     rays = [i for i in missing if int(model.sensor_type[i]) == RANGEFINDER]
-    normal = [i for i in rays if model.sensor_intprm[i][0] & (1 << RAYDATA_NORMAL)]
     why = []
-    if normal:
-        why.append("a rangefinder's surface normal (data='... normal')")
-    if len(normal) < len(rays):
+    if rays:
         why.append("rangefinders in a scene with mesh geoms (rays are not cast against meshes)")
     if len(rays) < len(missing):
         why.append("distance, normal or fromto sensors between geoms whose distance MuJoCo finds by GJK "
@@ -674,19 +671,22 @@ def _put(out: ti.template(), t, b, p, spec, field: ti.template(), sizes: ti.temp
 @ti.func
 def _rangefinder(m: ti.template(), d: ti.template(), b, s, site, body, out: ti.template(), t, adr):
     """A rangefinder's data at out[t, b, adr:]: along the site's z axis, the distance to the first geom a ray
-    sees (-1: none), the direction, the origin, the point hit, the depth (its fields in the sensor's spec;
-    the surface normal is not computed yet: `not_computed`)."""
+    sees (-1: none), the direction, the origin, the point hit, the surface normal there, the depth (the fields
+    of the sensor's spec)."""
     spec = m.sens_i[s, SENS_INTPRM]
     cutoff = m.sens_f[s, SENS_CUTOFF]
     pos, mat = _frame(d, b, M.OBJ_SITE, site)
     vec = _column(mat, 2)
-    dist = ray_scene(m, d, b, pos, vec, body)
+    dist, geom = ray_scene(m, d, b, pos, vec, body)
     hit = 1.0 if dist >= 0 else 0.0
+    normal = sm.zero3()
+    if geom >= 0 and spec & (1 << RAYDATA_NORMAL):
+        normal = ray_normal(m, d, b, geom, pos + vec * dist)
     p = _put(out, t, b, adr, spec, 0, RAYDATA_SIZE, ti.Vector([dist, 0.0, 0.0]), cutoff)
     p = _put(out, t, b, p, spec, 1, RAYDATA_SIZE, vec * hit, cutoff)
     p = _put(out, t, b, p, spec, 2, RAYDATA_SIZE, pos, cutoff)
     p = _put(out, t, b, p, spec, 3, RAYDATA_SIZE, (pos + vec * dist) * hit, cutoff)
-    p = _put(out, t, b, p, spec, 4, RAYDATA_SIZE, sm.zero3(), cutoff)
+    p = _put(out, t, b, p, spec, 4, RAYDATA_SIZE, normal, cutoff)
     _put(out, t, b, p, spec, 5, RAYDATA_SIZE, ti.Vector([dist, 0.0, 0.0]), cutoff)  # a site's depth: dist
 
 
@@ -768,8 +768,8 @@ def _contact_sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template()
             last_key = pick_key
             sign = 1.0 if _contact_match(m, d, b, s, pick) > 0 else -1.0
             f = contact_force(d, b, pick)
-            f[2] *= sign
-            f[5] *= sign
+            f[2] = f[2] * sign
+            f[5] = f[5] * sign
             frame = sm.getv(d.contact, b, pick, CON_FRAME, 9)
             p = _put_contact(out, t, b, p, spec, ti.cast(nmatch, float), f, d.contact[b, pick, CON_DIST],
                              sm.getv(d.contact, b, pick, CON_POS, 3),
