@@ -428,10 +428,8 @@ def ray_visible(model: M.Model) -> np.ndarray:
     return (alpha != 0).astype(np.int32)
 
 
-# distance, normal and fromto sensors (mjtSensor), and the scratch rows their colliders write (at most 4 contacts
-# each: the analytic colliders they use)
+# distance, normal and fromto sensors (mjtSensor): their scratch rows (layout.SENSOR_CONTACTS) are allocated
 DISTANCE_SENSORS = (M.SENS_GEOMDIST, M.SENS_GEOMNORMAL, M.SENS_GEOMFROMTO)
-SENSOR_CONTACTS = 8
 
 
 def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
@@ -691,7 +689,7 @@ def array_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None,
                 nmeshgraph=model.nmeshgraph, nhfield=model.nhfield, nhfielddata=model.nhfielddata,
                 nmesh=model.nmesh, nmeshpoly=model.nmeshpoly, nmeshpolyvert=model.nmeshpolyvert,
                 nmeshpolymap=model.nmeshpolymap, nsensor=model.nsensor, nhistory=model.nhistory,
-                nsenscon=SENSOR_CONTACTS if np.isin(model.sensor_type[:model.nsensor], DISTANCE_SENSORS).any() else 0,
+                nsenscon=L.SENSOR_CONTACTS if np.isin(model.sensor_type[:model.nsensor], DISTANCE_SENSORS).any() else 0,
                 **pair_sizes(model, r, tab, mid))
 
 

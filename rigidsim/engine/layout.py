@@ -397,6 +397,9 @@ def frame_layout(nq: int, nv: int, nu: int, na: int, nbody: int, constraint: boo
     return out, off
 
 
+# the distance sensors' scratch contact rows (sens_con: the 4 contacts at most of the analytic colliders they use)
+SENSOR_CONTACTS = 8
+
 # ----------------------------------------------------------------------------- the kernels' array arguments
 # One line per array. Every kernel takes these arrays, in this order, flattened to 1-D (groups._Flat):
 # `data.put_model` fills the model arrays and `data.make_data` allocates the data arrays from these tables,

@@ -25,9 +25,7 @@ from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
 from rigidsim.engine.ray import ray_normal, ray_primitive, ray_scene
 from rigidsim.engine.smooth import mul_dof_vec
-from rigidsim.engine.collision.driver import _DISPATCH
 from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
-from rigidsim.engine.data import SENSOR_CONTACTS
 from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
     ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, BODY_DOFADR, BODY_DOFNUM,
@@ -37,13 +35,13 @@ from rigidsim.engine.layout import (
     EFCN_NEFC, EFCN_NF, EFCN_NL, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS, EFC_TYPE, EFC_VEL, EQ_BODY1, EQ_DATA,
     EQ_OBJ1ID, EQ_OBJTYPE, EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, GEOM_SIZE, GEOM_TYPE,
     JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS,
-    OPT_GRAVITY, OPT_MAGNETIC, QFRC_ACTUATOR, QM, QPOS_SPRING, SENS_ADR, SENS_BODY, SENS_CUTOFF, SENS_DATATYPE,
-    SENS_DELAY, SENS_DIM, SENS_GEOMADR1, SENS_GEOMADR2, SENS_GEOMNUM1, SENS_GEOMNUM2, SENS_HISTADR, SENS_INTERP,
-    SENS_INTPRM, SENS_NSAMPLE, SENS_OBJID, SENS_OBJTYPE, SENS_PERIOD, SENS_REFBODY, SENS_REFID, SENS_REFTYPE,
-    SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM, SUBTREE_COM, SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY,
-    SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU, SZ_NV, TEN_ADR, TEN_FIXED, TEN_LENGTH, TEN_LENGTH0,
-    TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON, WRAP_BODYID, WRAP_OBJID,
-    WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS, XQUAT,
+    OPT_GRAVITY, OPT_MAGNETIC, QFRC_ACTUATOR, QM, QPOS_SPRING, SENSOR_CONTACTS, SENS_ADR, SENS_BODY, SENS_CUTOFF,
+    SENS_DATATYPE, SENS_DELAY, SENS_DIM, SENS_GEOMADR1, SENS_GEOMADR2, SENS_GEOMNUM1, SENS_GEOMNUM2, SENS_HISTADR,
+    SENS_INTERP, SENS_INTPRM, SENS_NSAMPLE, SENS_OBJID, SENS_OBJTYPE, SENS_PERIOD, SENS_REFBODY, SENS_REFID,
+    SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM, SUBTREE_COM, SUBTREE_LINVEL,
+    SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU, SZ_NV, TEN_ADR, TEN_FIXED,
+    TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON,
+    WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS, XQUAT,
 )
 
 # MuJoCo's mjtSensor codes (4.0)
@@ -65,6 +63,14 @@ REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = range(4)
 
 # (type1, type2, collider id) of the analytic colliders, for the distance sensors' dispatch
 _ANALYTIC_PAIRS = tuple((t1, t2, COLLIDER_ID[name]) for (t1, t2), name in sorted(_ANALYTIC.items()))
+
+
+def _colliders():
+    """The collision driver's (id, collider) table, imported when a distance sensor's kernel is compiled (the
+    colliders' module is not loaded for a scene without contacts or distance sensors: start-up)."""
+    from rigidsim.engine.collision.driver import _DISPATCH
+
+    return _DISPATCH
 
 # groups of sensors compiled in together (a scene's `mask_of`)
 G_READ = 1  # values read off the forward pass: joints, tendons, actuators, ball joints, subtreecom, clock
@@ -805,10 +811,10 @@ def _geom_distance(m: ti.template(), d: ti.template(), b, g1, g2, distmax, mask:
     gb = g1 if flip else g2
     col = _analytic_id(m.gcol_i[ga, GEOM_TYPE], m.gcol_i[gb, GEOM_TYPE])
     k = 0
-    for c in ti.static(range(len(_DISPATCH))):
-        if ti.static(mask & (1 << (KIND_SHIFT + _DISPATCH[c][0]))):
-            if col == ti.static(_DISPATCH[c][0]):
-                k = ti.static(_DISPATCH[c][1])(
+    for c in ti.static(range(len(_colliders()) if mask & G_DISTANCE else 0)):
+        if ti.static(mask & (1 << (KIND_SHIFT + _colliders()[c][0]))):
+            if col == ti.static(_colliders()[c][0]):
+                k = ti.static(_colliders()[c][1])(
                     _SensorContacts(d), b, 0, SENSOR_CONTACTS,
                     sm.getv(d.geom, b, ga, FXPOS, 3), sm.getv(d.geom, b, ga, FXMAT, 9),
                     sm.getm(m.gcol_f, ga, GEOM_SIZE, 3), sm.getv(d.geom, b, gb, FXPOS, 3),
