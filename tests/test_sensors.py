@@ -179,22 +179,23 @@ MESH_RF = ('<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></as
 
 def test_a_sensor_not_computed_is_named(tmp_path):
     """Rays are not cast against meshes yet: a rangefinder in a scene with a mesh a ray sees is not computed.
-    Nor a distance that MuJoCo finds by GJK (a box and a cylinder)."""
+    Nor the distance of a plane and a mesh."""
     p = tmp_path / "rf.xml"
     p.write_text(MESH_RF)
     sim = Simulator(load_scene(str(p)), 1)
     with pytest.raises(ValueError, match="sensors not computed yet: rf"):
         sim.sensordata()
-    p.write_text('<mujoco><worldbody><geom name="a" type="box" size=".1 .1 .1"/><body pos="1 0 0"><freejoint/>'
-                 '<geom name="b" type="cylinder" size=".1 .1"/><site name="s"/></body></worldbody><sensor>'
-                 '<distance name="gjk" geom1="a" geom2="b" cutoff="2"/><rangefinder name="nrm" site="s" '
-                 'data="dist normal"/><distance name="ok" geom1="a" geom2="a" cutoff="1"/></sensor></mujoco>')
+    p.write_text('<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody>'
+                 '<geom name="a" type="plane" size="1 1 1"/><body pos="1 0 0"><freejoint/>'
+                 '<geom name="b" type="mesh" mesh="m"/><site name="s"/></body></worldbody><sensor>'
+                 '<distance name="plane_mesh" geom1="a" geom2="b" cutoff="2"/><distance name="ok" geom1="b" '
+                 'geom2="b" cutoff="1"/></sensor></mujoco>')
     with pytest.raises(InputError, match="must differ"):
         load_scene(str(p))
-    p.write_text(p.read_text().replace(' geom1="a" geom2="a"', ' body1="world" geom2="b"'))
+    p.write_text(p.read_text().replace(' geom1="b" geom2="b"', ' body1="world" geom2="b"'))
     model = load_scene(str(p))
-    assert S.not_computed(model) == [0, 2]
-    assert "by GJK" in S.why_not_computed(model, S.not_computed(model))
+    assert S.not_computed(model) == [0, 1]
+    assert "a plane and a mesh" in S.why_not_computed(model, S.not_computed(model))
 
 
 # ----------------------------------------------------------------------------- the file, the API and the tools
@@ -374,3 +375,23 @@ def test_history_at_mujoco_states():
     mjm = mujoco.MjModel.from_xml_path(str(HISTORY))
     states, ref = _mujoco_states(mjm, 120, 7, seed=2)
     _check(model, _ours(model, r, states), ref)
+
+
+# ----------------------------------------------------------------------------- distances by GJK
+
+
+def test_gjk_distances_equal_mujoco():
+    """distance, normal and fromto of the pairs MuJoCo measures by GJK and EPA (mj_geomDistanceCCD: cylinder,
+    ellipsoid, capsule, box-box, a mesh; apart within the cutoff, beyond it, overlapping), of geoms and bodies,
+    at 30 MuJoCo states of a fall."""
+    path = ROOT / "tests" / "scenes" / "sensor_distance_gjk.xml"
+    model, r = _compat(path)
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    states, ref = _mujoco_states(mjm, 300, 10, key=0)
+    got = _ours(model, r, states)
+    _check(model, got, ref)
+    names = model.names["sensor"]
+    d_overlap = ref[:, int(model.sensor_adr[names.index("d_overlap")])]
+    assert (d_overlap < 0).all()  # EPA's depth
+    beyond = ref[:, int(model.sensor_adr[names.index("d_cyl_cap_small")])]
+    assert (beyond == 0.05).any() and (beyond < 0.05).any()  # the cutoff, and within it

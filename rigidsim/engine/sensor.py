@@ -34,14 +34,14 @@ from rigidsim.engine.layout import (
     CON_FRAME, CON_GEOM1, CON_POS, CVEL, DOF_MADR, DOF_MROWNNZ, DSBL_GRAVITY, DSBL_SENSOR, DSBL_SPRING, EFCN_NE,
     EFCN_NEFC, EFCN_NF, EFCN_NL, EFC_FORCE, EFC_ID, EFC_MARGIN, EFC_POS, EFC_TYPE, EFC_VEL, EQ_BODY1, EQ_DATA,
     EQ_OBJ1ID, EQ_OBJTYPE, EQ_TYPE, FRAME_BODYID, FRAME_POS, FRAME_QUAT, FXMAT, FXPOS, GEOM_SIZE, GEOM_TYPE,
-    JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_DISABLEFLAGS,
-    OPT_GRAVITY, OPT_MAGNETIC, QFRC_ACTUATOR, QM, QPOS_SPRING, SENSOR_CONTACTS, SENS_ADR, SENS_BODY, SENS_CUTOFF,
-    SENS_DATATYPE, SENS_DELAY, SENS_DIM, SENS_GEOMADR1, SENS_GEOMADR2, SENS_GEOMNUM1, SENS_GEOMNUM2, SENS_HISTADR,
-    SENS_INTERP, SENS_INTPRM, SENS_NSAMPLE, SENS_OBJID, SENS_OBJTYPE, SENS_PERIOD, SENS_REFBODY, SENS_REFID,
-    SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM, SUBTREE_COM, SUBTREE_LINVEL,
-    SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU, SZ_NV, TEN_ADR, TEN_FIXED,
-    TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS, TEN_VELOCITY, TRN_TENDON,
-    WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS, XQUAT,
+    JNT_BALL, JNT_DOFADR, JNT_FREE, JNT_QPOSADR, JNT_STIFFNESS, JNT_TYPE, MINVAL, M_COLIND, OPT_CCDITER, OPT_CCDTOL,
+    OPT_DISABLEFLAGS, OPT_GRAVITY, OPT_MAGNETIC, QFRC_ACTUATOR, QM, QPOS_SPRING, SENSOR_CONTACTS, SENS_ADR,
+    SENS_BODY, SENS_CUTOFF, SENS_DATATYPE, SENS_DELAY, SENS_DIM, SENS_GEOMADR1, SENS_GEOMADR2, SENS_GEOMNUM1,
+    SENS_GEOMNUM2, SENS_HISTADR, SENS_INTERP, SENS_INTPRM, SENS_NSAMPLE, SENS_OBJID, SENS_OBJTYPE, SENS_PERIOD,
+    SENS_REFBODY, SENS_REFID, SENS_REFTYPE, SENS_SITESIZE, SENS_SITETYPE, SENS_TYPE, SUBTREE_ANGMOM, SUBTREE_COM,
+    SUBTREE_LINVEL, SUBTREE_MASS, SZ_NBODY, SZ_NCONMAX, SZ_NJNT, SZ_NSENSOR, SZ_NTENDON, SZ_NU, SZ_NV, TEN_ADR,
+    TEN_FIXED, TEN_LENGTH, TEN_LENGTH0, TEN_LENGTHSPRING, TEN_NUM, TEN_RANGE, TEN_STIFFNESS, TEN_VELOCITY,
+    TRN_TENDON, WRAP_BODYID, WRAP_OBJID, WRAP_PRM, WRAP_TYPE, XIMAT, XIPOS, XMAT, XPOS, XQUAT,
 )
 
 # MuJoCo's mjtSensor codes (4.0)
@@ -62,7 +62,8 @@ RAYDATA_NORMAL = 4
 REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = range(4)
 
 # (type1, type2, collider id) of the analytic colliders, for the distance sensors' dispatch
-_ANALYTIC_PAIRS = tuple((t1, t2, COLLIDER_ID[name]) for (t1, t2), name in sorted(_ANALYTIC.items()))
+_ANALYTIC_PAIRS = tuple((t1, t2, COLLIDER_ID[name]) for (t1, t2), name in sorted(_ANALYTIC.items())
+                        if name != "box_box")  # (MuJoCo measures two boxes by GJK)
 
 
 def _colliders():
@@ -115,28 +116,44 @@ def _distance_pairs(model: M.Model, i: int):
             for g2 in geoms(model.sensor_reftype[i], model.sensor_refid[i])]
 
 
-def distance_colliders(model: M.Model, i: int):
-    """The analytic colliders of distance sensor i's geom pairs (mj_geomDistance calls them with the cutoff as
-    margin; two planes have none), or None when a pair needs MuJoCo's GJK distance (mj_geomDistanceCCD: the
-    pairs of its convex and box-box colliders), which the engine does not compute yet."""
-    from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
+# the distance sensors' GJK distance (mj_geomDistanceCCD), and with it the mesh support: their KIND_SHIFT bits
+GJK_DISTANCE, GJK_MESH = COLLIDER_ID["convex"], COLLIDER_ID["mesh"]
+_GJK_TYPES = (M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX, M.GEOM_MESH)
 
+
+def distance_colliders(model: M.Model, i: int):
+    """What distance sensor i's geom pairs are measured with: the analytic colliders (mj_geomDistance calls
+    them with the cutoff as margin; two planes have none), GJK_DISTANCE for the pairs of MuJoCo's convex and
+    box-box colliders (mj_geomDistanceCCD: GJK and EPA with the cutoff as GJK's bound), GJK_MESH besides when
+    one of those is a mesh. None when a pair needs what the engine does not compute: a plane against a mesh,
+    or GJK pairs with MuJoCo's native CCD off (libccd)."""
     out = set()
     for g1, g2 in _distance_pairs(model, i):
         t = tuple(sorted((int(model.geom_type[g1]), int(model.geom_type[g2]))))
         if t == (M.GEOM_PLANE, M.GEOM_PLANE):
             continue
         name = _ANALYTIC.get(t)
-        if name is None or name == "box_box":
+        if name is not None and name != "box_box":
+            out.add(COLLIDER_ID[name])
+        elif t[0] in _GJK_TYPES and not int(model.opt.disableflags) & M.DSBL_NATIVECCD:
+            out.add(GJK_DISTANCE)
+            if t[1] == M.GEOM_MESH:
+                out.add(GJK_MESH)
+        else:
             return None
-        out.add(COLLIDER_ID[name])
     return out
+
+
+def distance_gjk(model: M.Model) -> bool:
+    """Whether a distance sensor of `model` measures a pair by GJK (it needs the GJK/EPA scratch rows)."""
+    return any(GJK_DISTANCE in (distance_colliders(model, i) or ()) for i in range(model.nsensor)
+               if GROUP_OF.get(int(model.sensor_type[i])) == G_DISTANCE)
 
 
 def not_computed(model: M.Model) -> List[int]:
     """The sensors of `model` whose values the engine does not compute yet: rangefinders in a scene with a mesh
-    or SDF geom a ray sees (rays are not cast against meshes yet), and distance sensors whose distance MuJoCo
-    finds by GJK."""
+    or SDF geom a ray sees (rays are not cast against meshes yet), and distance sensors of a pair
+    `distance_colliders` cannot measure."""
     from rigidsim.engine.data import ray_visible
 
     types = np.asarray(model.geom_type)
@@ -153,8 +170,8 @@ def why_not_computed(model: M.Model, missing: List[int]) -> str:
     if rays:
         why.append("rangefinders in a scene with mesh geoms (rays are not cast against meshes)")
     if len(rays) < len(missing):
-        why.append("distance, normal or fromto sensors between geoms whose distance MuJoCo finds by GJK "
-                   "(convex pairs, box-box, meshes)")
+        why.append("distance, normal or fromto sensors between a plane and a mesh, or by GJK with native CCD "
+                   "disabled")
     return " or ".join(why)
 
 
@@ -785,10 +802,33 @@ def _contact_sensor(m: ti.template(), d: ti.template(), b, s, out: ti.template()
 
 class _SensorContacts:
     """d with its contact rows swapped for the distance sensors' scratch rows (sens_con): what a collider
-    writes through `contact.put` (a compile-time view)."""
+    writes through `contact.put` (a compile-time view; every other array is d's)."""
 
     def __init__(self, d):
         self.contact = d.sens_con
+        self._d = d
+
+    def __getattr__(self, name):
+        return getattr(self._d, name)
+
+
+def _ccd():
+    """gjk.ccd, imported when a distance sensor's GJK is compiled (as `_begin_mesh`, `_with_meshes`)."""
+    from rigidsim.engine.collision.gjk import ccd
+
+    return ccd
+
+
+def _begin_mesh():
+    from rigidsim.engine.collision.support import begin_mesh
+
+    return begin_mesh
+
+
+def _with_meshes(m, d, on):
+    from rigidsim.engine.collision.mesh import with_meshes
+
+    return with_meshes(m, d, on)
 
 
 @ti.func
@@ -832,6 +872,24 @@ def _geom_distance(m: ti.template(), d: ti.template(), b, g1, g2, distmax, mask:
         for c in ti.static(range(3)):
             fromto[c] = pos[c] - half[c]
             fromto[3 + c] = pos[c] + half[c]
+    if ti.static(mask & (1 << (KIND_SHIFT + GJK_DISTANCE))):
+        t1 = m.gcol_i[g1, GEOM_TYPE]
+        t2 = m.gcol_i[g2, GEOM_TYPE]
+        if col == 0 and t1 != M.GEOM_PLANE and t2 != M.GEOM_PLANE:
+            # mj_geomDistanceCCD: the geoms in the sensor's order, no margin, the cutoff bounding GJK
+            if ti.static(mask & (1 << (KIND_SHIFT + GJK_MESH))):
+                _begin_mesh()(d, b, g1, g2)
+            dn, x1, x2, nx, _nf = _ccd()(_with_meshes(m, d, ti.static(bool(mask & (1 << (KIND_SHIFT + GJK_MESH))))),
+                                      b, t1, sm.getv(d.geom, b, g1, FXPOS, 3),
+                                      sm.getv(d.geom, b, g1, FXMAT, 9), sm.getm(m.gcol_f, g1, GEOM_SIZE, 3), t2,
+                                      sm.getv(d.geom, b, g2, FXPOS, 3), sm.getv(d.geom, b, g2, FXMAT, 9),
+                                      sm.getm(m.gcol_f, g2, GEOM_SIZE, 3), 0.0, m.opt_f[OPT_CCDTOL],
+                                      m.opt_i[OPT_CCDITER], 0, distmax)
+            if nx > 0 and dn <= distmax:
+                for c in ti.static(range(3)):
+                    fromto[c] = x1[c]
+                    fromto[3 + c] = x2[c]
+            dist = dn if dn < distmax else distmax
     return dist, fromto
 
 

@@ -359,10 +359,13 @@ def _inflate(x1, x2, dist, r1, r2):
 
 
 @ti.func
-def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, tol, nit, multi):
+def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2, margin, tol, nit, multi,
+        cutoff=0.0):
     """Signed distance of the two geoms, each grown by half the margin, and its witness points (mjc_ccd for
     one contact): returns (dist, x1, x2, nx, nfeat); dist < 0 with nx = 1 is an overlap, anything else is
-    none (apart, or an overlap EPA could not resolve). GJK starts from pos1 and pos2 (the centres). Geom 1
+    none (apart, or an overlap EPA could not resolve). With `cutoff` > 0 (mjCCDConfig's dist_cutoff: a distance
+    query, mj_geomDistanceCCD, margin 0) a separation up to the cutoff is returned too, with its witness
+    points; beyond it BIG. GJK starts from pos1 and pos2 (the centres). Geom 1
     may be the scratch prism (type HFIELD, `pos1` its centre, `mat1`, `size1` unused).
     With `multi` = 1, an overlap also leaves for `multicontact` the vertices it came from in the simplex
     slots of the scratch row: nfeat of them (3: EPA's final face; 1 to 3: the last GJK simplex of the cores
@@ -405,12 +408,12 @@ def ccd(d: ti.template(), b, type1, pos1, mat1, size1, type2, pos2, mat2, size2,
         x1 = pos1
         x2 = pos2
         dist, x1, x2, nsimplex, separated, nx = _gjk(d, b, type1, pos1, mat1, s1, g1, type2, pos2, mat2, s2, g2,
-                                                     x1, x2, r1 + r2, tol, nit,
+                                                     x1, x2, cutoff + r1 + r2, tol, nit,
                                                      discrete_core if stage == 0 else discrete)
         if stage == 0:
             if dist > tol:  # shallow: put the radii back; done
                 x1, x2, dist = _inflate(x1, x2, dist, r1, r2)
-                if dist > 0.0:
+                if dist > cutoff:
                     dist = BIG
                 elif multi == 1 and dist < 0.0 and nx > 0:
                     nfeat = nsimplex
