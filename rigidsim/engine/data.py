@@ -428,8 +428,7 @@ def ray_visible(model: M.Model) -> np.ndarray:
     return (alpha != 0).astype(np.int32)
 
 
-# distance, normal and fromto sensors (mjtSensor): their scratch rows (layout.SENSOR_CONTACTS) are allocated
-DISTANCE_SENSORS = (M.SENS_GEOMDIST, M.SENS_GEOMNORMAL, M.SENS_GEOMFROMTO)
+DISTANCE_SENSORS = CPRM.DISTANCE_SENSORS  # their scratch rows (layout.SENSOR_CONTACTS) are allocated
 
 
 def sensor_arrays(model: M.Model, fdtype) -> Tuple[np.ndarray, np.ndarray]:
@@ -582,15 +581,6 @@ def rk_width(model: M.Model) -> int:
     return 4 * (nq + nv + na) + 4 * (nv + na) + 2 * nv + na
 
 
-def _distance_gjk(model: M.Model) -> bool:
-    """`sensor.distance_gjk` (imported only for a scene with distance sensors: it is kernel code)."""
-    if not np.isin(model.sensor_type[:model.nsensor], DISTANCE_SENSORS).any():
-        return False
-    from rigidsim.engine.sensor import distance_gjk
-
-    return distance_gjk(model)
-
-
 def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, mid=None) -> Dict[str, int]:
     """npair: the candidate pairs; nconmax: the contact rows per env, the option max_contacts or (null, the
     default) the most the candidate pairs can produce together (mj_maxContact per pair), so that nothing
@@ -603,7 +593,7 @@ def pair_sizes(model: M.Model, r: Optional[Mapping[str, Any]] = None, tab=None, 
     nconmax = int(r["max_contacts"]) if r["max_contacts"] is not None else int(tab["maxcon"].sum())
     nccdf, nccdi = 0, 0
     if ({"convex", "convex_multi", "hfield", "mesh", "mesh_multi", "hfield_mesh"} & set(tab["collider"])
-            or _distance_gjk(model)):  # GJK/EPA's scratch (the colliders', a distance sensor's)
+            or CPRM.distance_gjk(model)):  # GJK/EPA's scratch (the colliders', a distance sensor's)
         from rigidsim.engine.collision.support import scratch_size  # (imported only then: it is kernel code)
 
         npoly = int(np.max(model.mesh_polyvertnum)) if "mesh_multi" in set(tab["collider"]) and model.nmeshpoly else 0

@@ -303,6 +303,20 @@ def ray_scene(m: ti.template(), d: ti.template(), b, pnt, vec, bodyexclude):
 
 
 @ti.func
+def _box_face_normal(rel):
+    """The outward normal (box frame) of the face a point on a box's surface lies on, from its coordinates over
+    the half-sizes `rel`: the axis where one is largest in magnitude, with its sign."""
+    n = ti.Vector([0.0, 0.0, 0.0])
+    k = 0
+    if ti.abs(rel[1]) > ti.abs(rel[k]):
+        k = 1
+    if ti.abs(rel[2]) > ti.abs(rel[k]):
+        k = 2
+    n[k] = 1.0 if rel[k] > 0 else -1.0
+    return n
+
+
+@ti.func
 def _hfield_normal(m: ti.template(), hid, q):
     """The normal (field frame) of height field hid at the point q (field frame) where a ray met it: its base
     box's face below the grid, a side of its top box at the grid's edge, else the grid triangle's (the cell's
@@ -313,14 +327,8 @@ def _hfield_normal(m: ti.template(), hid, q):
     size = sm.getm(m.hfield_f, hid, HFIELD_SIZE, 4)
     n = sm.zero3()
     tol = 1e-9 * (size[0] + size[1] + size[2] + size[3])
-    if q[2] < 0:  # the base box: the face the point lies on (the coordinate at its bound)
-        rel = ti.Vector([q[0] / size[0], q[1] / size[1], (q[2] + 0.5 * size[3]) / (0.5 * size[3])])
-        k = 0
-        if ti.abs(rel[1]) > ti.abs(rel[k]):
-            k = 1
-        if ti.abs(rel[2]) > ti.abs(rel[k]):
-            k = 2
-        n[k] = 1.0 if rel[k] > 0 else -1.0
+    if q[2] < 0:  # the base box
+        n = _box_face_normal(ti.Vector([q[0] / size[0], q[1] / size[1], (q[2] + 0.5 * size[3]) / (0.5 * size[3])]))
     elif ti.abs(ti.abs(q[0]) - size[0]) <= tol:
         n[0] = 1.0 if q[0] > 0 else -1.0
     elif ti.abs(ti.abs(q[1]) - size[1]) <= tol:
@@ -375,13 +383,7 @@ def ray_normal(m: ti.template(), d: ti.template(), b, g, point):
         else:
             n = ti.Vector([q[0], q[1], 0.0])
     elif gt == GEOM_BOX:
-        rel = q / size
-        k = 0
-        if ti.abs(rel[1]) > ti.abs(rel[k]):
-            k = 1
-        if ti.abs(rel[2]) > ti.abs(rel[k]):
-            k = 2
-        n[k] = 1.0 if rel[k] > 0 else -1.0
+        n = _box_face_normal(q / size)
     elif gt == GEOM_HFIELD:
         n = _hfield_normal(m, m.gcol_i[g, GEOM_HFIELDID], q)
     n, _ = sm.normalize3(n)

@@ -25,7 +25,7 @@ from rigidsim.engine.constraint.equality import _mul_quat_axis, _weld_quats
 from rigidsim.engine.constraint.record import contact_force
 from rigidsim.engine.ray import ray_normal, ray_primitive, ray_scene
 from rigidsim.engine.smooth import mul_dof_vec
-from rigidsim.engine.collision.params import COLLIDER_ID, _ANALYTIC
+from rigidsim.engine.collision.params import COLLIDER_ID, GJK_DISTANCE, GJK_MESH, _ANALYTIC, distance_colliders
 from rigidsim.engine.tendon import tendon_passive_force
 from rigidsim.engine.layout import (
     ACTUATOR_FORCE, ACTUATOR_LENGTH, ACTUATOR_VELOCITY, ACT_GEAR, ACT_TRNID, ACT_TRNTYPE, BODY_DOFADR, BODY_DOFNUM,
@@ -105,49 +105,6 @@ GROUP_OF = {
     TOUCH: G_TOUCH, E_POTENTIAL: G_ENERGY, E_KINETIC: G_ENERGY, MAGNETOMETER: G_MAGNET, RANGEFINDER: G_RAY,
     INSIDESITE: G_INSIDE, CONTACT: G_CONTACT, GEOMDIST: G_DISTANCE, GEOMNORMAL: G_DISTANCE, GEOMFROMTO: G_DISTANCE,
 }
-
-
-def _distance_pairs(model: M.Model, i: int):
-    """The geom pairs of distance sensor i, in MuJoCo's order (its first side's geoms, then the second's)."""
-    def geoms(t, o):
-        return range(int(model.body_geomadr[o]), int(model.body_geomadr[o] + model.body_geomnum[o])) \
-            if t == M.OBJ_BODY else (int(o),)
-    return [(g1, g2) for g1 in geoms(model.sensor_objtype[i], model.sensor_objid[i])
-            for g2 in geoms(model.sensor_reftype[i], model.sensor_refid[i])]
-
-
-# the distance sensors' GJK distance (mj_geomDistanceCCD), and with it the mesh support: their KIND_SHIFT bits
-GJK_DISTANCE, GJK_MESH = COLLIDER_ID["convex"], COLLIDER_ID["mesh"]
-_GJK_TYPES = (M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX, M.GEOM_MESH)
-
-
-def distance_colliders(model: M.Model, i: int):
-    """What distance sensor i's geom pairs are measured with: the analytic colliders (mj_geomDistance calls
-    them with the cutoff as margin; two planes have none), GJK_DISTANCE for the pairs of MuJoCo's convex and
-    box-box colliders (mj_geomDistanceCCD: GJK and EPA with the cutoff as GJK's bound), GJK_MESH besides when
-    one of those is a mesh. None when a pair needs what the engine does not compute: a plane against a mesh,
-    or GJK pairs with MuJoCo's native CCD off (libccd)."""
-    out = set()
-    for g1, g2 in _distance_pairs(model, i):
-        t = tuple(sorted((int(model.geom_type[g1]), int(model.geom_type[g2]))))
-        if t == (M.GEOM_PLANE, M.GEOM_PLANE):
-            continue
-        name = _ANALYTIC.get(t)
-        if name is not None and name != "box_box":
-            out.add(COLLIDER_ID[name])
-        elif t[0] in _GJK_TYPES and not int(model.opt.disableflags) & M.DSBL_NATIVECCD:
-            out.add(GJK_DISTANCE)
-            if t[1] == M.GEOM_MESH:
-                out.add(GJK_MESH)
-        else:
-            return None
-    return out
-
-
-def distance_gjk(model: M.Model) -> bool:
-    """Whether a distance sensor of `model` measures a pair by GJK (it needs the GJK/EPA scratch rows)."""
-    return any(GJK_DISTANCE in (distance_colliders(model, i) or ()) for i in range(model.nsensor)
-               if GROUP_OF.get(int(model.sensor_type[i])) == G_DISTANCE)
 
 
 def not_computed(model: M.Model) -> List[int]:

@@ -191,3 +191,51 @@ def kinds_of(collider_ids) -> int:
         if int(c) != 0:
             mask |= 1 << int(c)
     return mask
+
+
+# ----------------------------------------------------------------------------- distance sensors (mj_geomDistance)
+
+
+def _distance_pairs(model: M.Model, i: int):
+    """The geom pairs of distance sensor i, in MuJoCo's order (its first side's geoms, then the second's)."""
+    def geoms(t, o):
+        return range(int(model.body_geomadr[o]), int(model.body_geomadr[o] + model.body_geomnum[o])) \
+            if t == M.OBJ_BODY else (int(o),)
+    return [(g1, g2) for g1 in geoms(model.sensor_objtype[i], model.sensor_objid[i])
+            for g2 in geoms(model.sensor_reftype[i], model.sensor_refid[i])]
+
+
+# distance, normal and fromto sensors (mjtSensor)
+DISTANCE_SENSORS = (M.SENS_GEOMDIST, M.SENS_GEOMNORMAL, M.SENS_GEOMFROMTO)
+# the distance sensors' GJK distance (mj_geomDistanceCCD), and with it the mesh support: their KIND_SHIFT bits
+GJK_DISTANCE, GJK_MESH = COLLIDER_ID["convex"], COLLIDER_ID["mesh"]
+_GJK_TYPES = (M.GEOM_SPHERE, M.GEOM_CAPSULE, M.GEOM_ELLIPSOID, M.GEOM_CYLINDER, M.GEOM_BOX, M.GEOM_MESH)
+
+
+def distance_colliders(model: M.Model, i: int):
+    """What distance sensor i's geom pairs are measured with: the analytic colliders (mj_geomDistance calls
+    them with the cutoff as margin; two planes have none), GJK_DISTANCE for the pairs of MuJoCo's convex and
+    box-box colliders (mj_geomDistanceCCD: GJK and EPA with the cutoff as GJK's bound), GJK_MESH besides when
+    one of those is a mesh. None when a pair needs what the engine does not compute: a plane against a mesh,
+    or GJK pairs with MuJoCo's native CCD off (libccd)."""
+    out = set()
+    for g1, g2 in _distance_pairs(model, i):
+        t = tuple(sorted((int(model.geom_type[g1]), int(model.geom_type[g2]))))
+        if t == (M.GEOM_PLANE, M.GEOM_PLANE):
+            continue
+        name = _ANALYTIC.get(t)
+        if name is not None and name != "box_box":
+            out.add(COLLIDER_ID[name])
+        elif t[0] in _GJK_TYPES and not int(model.opt.disableflags) & M.DSBL_NATIVECCD:
+            out.add(GJK_DISTANCE)
+            if t[1] == M.GEOM_MESH:
+                out.add(GJK_MESH)
+        else:
+            return None
+    return out
+
+
+def distance_gjk(model: M.Model) -> bool:
+    """Whether a distance sensor of `model` measures a pair by GJK (it needs the GJK/EPA scratch rows)."""
+    return any(GJK_DISTANCE in (distance_colliders(model, i) or ()) for i in range(model.nsensor)
+               if int(model.sensor_type[i]) in DISTANCE_SENSORS)
