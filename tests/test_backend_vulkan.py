@@ -55,14 +55,16 @@ def test_an_unknown_backend_names_the_choices():
 
 
 # ---------------------------------------------------------------------------------------------------- on Vulkan
-def _runs(tmp_path, scene, *extra, vulkan_may_fail=False):
-    """(Vulkan file, CPU float32 file) of the same run of `scene`. `vulkan_may_fail`: the Vulkan run may end
-    with exit 1 naming the driver's loop limit (the file then holds the frames before it, complete=false)."""
+def _runs(tmp_path, scene, *extra, vulkan_may_fail=False, sensors=False):
+    """(Vulkan file, CPU float32 file) of the same run of `scene` (with `sensors`, its sensordata recorded too).
+    `vulkan_may_fail`: the Vulkan run may end with exit 1 naming the driver's loop limit (the file then holds
+    the frames before it, complete=false)."""
     out = {}
+    record = "qpos,qvel,xpos,contacts" + (",sensordata" if sensors else "")
     for backend in ("vulkan", "cpu"):
         out[backend] = tmp_path / f"{backend}.h5"
         p = rigidsim("run", scene, "--backend", backend, "--precision", "32", "--steps", STEPS, "--envs", ENVS,
-                     "--record", "qpos,qvel,xpos,contacts", "--out", out[backend], *extra, timeout=900)
+                     "--record", record, "--out", out[backend], *extra, timeout=900)
         if backend == "vulkan" and vulkan_may_fail and p.returncode == 1:
             assert "65,535 iterations" in p.stderr and "Traceback" not in p.stderr, p.stdout + p.stderr
             continue
@@ -90,6 +92,8 @@ def _read(path):
         got["init_qpos"] = f["init/qpos"][()]
         if "contacts" in f:
             got["contacts"] = {k: f["contacts"][k][()] for k in f["contacts"]}
+        if "sensordata" in f:
+            got["sensordata"] = f["sensordata"][()]
     return got
 
 

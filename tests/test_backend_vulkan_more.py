@@ -21,8 +21,9 @@ SHARED_LONG = ("dm_control/walker.xml", "dm_control/ball_in_cup.xml", "dm_contro
 @needs_vulkan
 @pytest.mark.parametrize("scene", [f"shared:{m}" for m in SHARED])
 def test_shared_models_on_vulkan(tmp_path, scene):
-    """As the bundled scenes."""
-    sweep(tmp_path, scene)
+    """As the bundled scenes, with the sensordata (the hopper's touch sensors and subtree velocity): the sensor
+    code on the device, within float32's own divergence."""
+    sweep(tmp_path, scene, sensors=True)
 
 
 @needs_vulkan

@@ -42,37 +42,42 @@ def _perturbed_cpu(tmp_path, scene, extra, cpu):
     q0 = cpu["init_qpos"]
     np.save(init, (q0 + PERTURB * np.random.default_rng(0).standard_normal(q0.shape)).astype(np.float64))
     out = tmp_path / "cpu_perturbed.h5"
+    record = "qpos,qvel,xpos" + (",sensordata" if "sensordata" in cpu else "")
     p = rigidsim("run", scene, "--backend", "cpu", "--precision", "32", "--steps", STEPS, "--envs", ENVS,
-                 "--record", "qpos,qvel,xpos", "--init", init, "--out", out, *extra, timeout=900)
+                 "--record", record, "--init", init, "--out", out, *extra, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     return _read(out)
 
 
-def sweep(tmp_path, scene):
-    """`scene` (a bundled name, shared:PATH, or pendulum+rk4) on Vulkan and on the CPU, compared."""
+def sweep(tmp_path, scene, sensors=False):
+    """`scene` (a bundled name, shared:PATH, or pendulum+rk4) on Vulkan and on the CPU, compared: every frame's
+    state and contacts (and with `sensors`, its sensordata, recorded)."""
     extra = ()
     if scene.startswith("shared:"):
         scene = shared_model(scene[len("shared:"):])
     elif scene == "pendulum+rk4":
         scene, extra = "pendulum", ("--set", "integrator=RK4", "--keyframe", "horizontal")
     pile = scene in PILES
-    vk, cpu = (_read(p) for p in _runs(tmp_path, scene, *extra, vulkan_may_fail=pile))
+    vk, cpu = (_read(p) for p in _runs(tmp_path, scene, *extra, vulkan_may_fail=pile, sensors=sensors))
     n = len(vk["time"])
     if pile:  # the frames before the failure: the launch that failed wrote nothing
         assert 30 <= n < STEPS and vk["complete"] == 0, n
     else:
         assert n == STEPS + 1 and vk["complete"] == 1, n
     np.testing.assert_allclose(vk["time"], cpu["time"][:n], **F32)
+    # the states, and the sensordata of a scene with sensors (recorded by default; scaled by its largest value)
+    fields = ("qpos", "qvel", "xpos") + (("sensordata",) if "sensordata" in cpu else ())
     if "contacts" not in cpu:  # no contact to grow a difference: float32 tolerances
-        for k in ("qpos", "qvel", "xpos"):
+        for k in fields:
             np.testing.assert_allclose(vk[k], cpu[k], **F32, err_msg=k)
         return
     other = _perturbed_cpu(tmp_path, scene, extra, cpu)
     worst = 0.0
-    for k in ("qpos", "qvel", "xpos"):
+    for k in fields:
         err = np.abs(vk[k] - cpu[k][:n]).reshape(n, -1).max(axis=1)
         own = np.abs(other[k] - cpu[k]).reshape(STEPS + 1, -1).max(axis=1)[:n]
-        bound = GAIN * np.maximum.accumulate(own) + FLOOR
+        scale = max(1.0, float(np.abs(cpu[k]).max())) if k == "sensordata" else 1.0
+        bound = GAIN * np.maximum.accumulate(own) + FLOOR * scale
         t = int(np.argmax(err / bound))
         print(f"{k}: max {err.max():.3g} apart; nearest its bound at frame {t}: {err[t]:.3g}, bound {bound[t]:.3g}")
         assert (err <= bound).all(), f"{k}: frame {t}: Vulkan off the CPU by {err[t]:.3g}, beyond {bound[t]:.3g}"
