@@ -35,6 +35,10 @@ class Compiler:
     def fail(self, el, msg):
         raise InputError(msg, where=_where(el, self.fn))
 
+    def body_id(self, name, el) -> int:
+        """The id of body `name` ('world': 0), an InputError naming it when there is none."""
+        return 0 if name == "world" else self.lookup(self.body_ids, name, "body", el)
+
     # ------------------------------------------------------------------ names
     def index(self, recs, kind: str) -> Dict[str, int]:
         out: Dict[str, int] = {}
