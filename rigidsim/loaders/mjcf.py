@@ -611,10 +611,7 @@ class Reader:
         late (`interp`: zero-order hold, linear or cubic), or computed every `interval` = (period, phase)."""
         n = self.val(el, "nsample", ("i", 1), default=0)
         delay = self.val(el, "delay", ("f", 1), default=0.0)
-        interval = self.val(el, "interval", ("f", 2), default=[0.0, 0.0])
-        if isinstance(interval, float):
-            interval = [interval, 0.0]
-        interval = (list(interval) + [0.0])[:2]
+        interval = (self.val(el, "interval", ("f", 2), default=[0.0, 0.0]) + [0.0])[:2]  # (period[, phase])
         interp = self.val(el, "interp", ("k", {"zoh": 0, "linear": 1, "cubic": 2}), default=0)
         # (as MuJoCo: nsample <= 0 keeps no history, a delay <= 0 reads none)
         if n > 1 << 24:
